@@ -1,0 +1,166 @@
+//! `devlens.toml`: optional settings, layered under command-line flags and environment variables.
+//!
+//! Lookup order for the file: `--config`, `DEVLENS_CONFIG`, `./devlens.toml` (a project checkout
+//! can carry its own), then `<data dir>/devlens.toml`. A missing file means defaults; a broken one
+//! is an error that names the file, because silently ignoring a typo is worse.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::{CoreError, DataDir};
+
+/// What the command line (or a test) overrides.
+#[derive(Debug, Clone, Default)]
+pub struct ConfigOverrides {
+    pub data_dir: Option<PathBuf>,
+    pub config_file: Option<PathBuf>,
+}
+
+/// Settings of `devlens serve`.
+#[derive(Debug, Clone, Default, Deserialize, Serialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct ServerSettings {
+    /// Address of the HTTP server (MCP at `/mcp`, REST under `/api/`), e.g. `127.0.0.1:7878`.
+    pub http: Option<String>,
+    /// Extra `Host` values accepted besides the loopback names (DNS-rebinding protection).
+    pub allowed_hosts: Vec<String>,
+    /// Browser origins allowed to call the HTTP server, e.g. `chrome-extension://<id>`.
+    pub allowed_origins: Vec<String>,
+}
+
+/// A project declared in `devlens.toml`.
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ProjectEntry {
+    pub name: String,
+    /// OpenAPI/Swagger spec: a path (relative to the config file) or an http(s) URL.
+    pub spec: Option<String>,
+}
+
+/// The contents of `devlens.toml`.
+#[derive(Debug, Clone, Default, Deserialize, Serialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct ConfigFile {
+    /// The project API tools use when none is named.
+    pub active_project: Option<String>,
+    /// An extra projects file in the seeds' `projects.json` format (relative to this file).
+    pub projects_file: Option<PathBuf>,
+    pub projects: Vec<ProjectEntry>,
+    pub server: ServerSettings,
+}
+
+/// The resolved configuration: where data lives and what the config file said.
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub data_dir: DataDir,
+    /// The config file that was read, if any.
+    pub config_path: Option<PathBuf>,
+    pub file: ConfigFile,
+}
+
+impl Config {
+    pub fn load(overrides: &ConfigOverrides) -> Result<Self, CoreError> {
+        let data_dir = DataDir::resolve(overrides.data_dir.as_deref())?;
+        let explicit = overrides
+            .config_file
+            .clone()
+            .or_else(|| std::env::var_os("DEVLENS_CONFIG").map(PathBuf::from));
+        let config_path = match explicit {
+            Some(path) => {
+                if !path.is_file() {
+                    return Err(CoreError::Read {
+                        source: std::io::Error::new(
+                            std::io::ErrorKind::NotFound,
+                            "config file not found (check --config / DEVLENS_CONFIG)",
+                        ),
+                        path,
+                    });
+                }
+                Some(path)
+            }
+            None => [PathBuf::from("devlens.toml"), data_dir.config_file()]
+                .into_iter()
+                .find(|p| p.is_file()),
+        };
+        let file = match &config_path {
+            Some(path) => read_config_file(path)?,
+            None => ConfigFile::default(),
+        };
+        Ok(Self {
+            data_dir,
+            config_path,
+            file,
+        })
+    }
+
+    /// A configuration with defaults rooted at `data_dir`, ignoring any config file (tests).
+    pub fn with_data_dir(data_dir: &Path) -> Self {
+        Self {
+            data_dir: DataDir::at(data_dir),
+            config_path: None,
+            file: ConfigFile::default(),
+        }
+    }
+
+    /// The directory relative paths in the config file are resolved against.
+    pub fn base_dir(&self) -> PathBuf {
+        self.config_path
+            .as_deref()
+            .and_then(Path::parent)
+            .map(Path::to_path_buf)
+            .unwrap_or_else(|| PathBuf::from("."))
+    }
+}
+
+fn read_config_file(path: &Path) -> Result<ConfigFile, CoreError> {
+    let text = std::fs::read_to_string(path).map_err(|source| CoreError::Read {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    toml::from_str(&text).map_err(|e| CoreError::ConfigSyntax {
+        path: path.to_path_buf(),
+        message: e.to_string().trim().replace('\n', " "),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_projects_and_server_settings() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("devlens.toml");
+        std::fs::write(
+            &path,
+            "active_project = \"pets\"\n[server]\nhttp = \"127.0.0.1:9000\"\n\
+             [[projects]]\nname = \"pets\"\nspec = \"specs/petstore.yaml\"\n",
+        )
+        .unwrap();
+        let config = Config::load(&ConfigOverrides {
+            data_dir: Some(dir.path().join("data")),
+            config_file: Some(path),
+        })
+        .unwrap();
+        assert_eq!(config.file.active_project.as_deref(), Some("pets"));
+        assert_eq!(config.file.server.http.as_deref(), Some("127.0.0.1:9000"));
+        assert_eq!(config.file.projects[0].spec.as_deref(), Some("specs/petstore.yaml"));
+        assert_eq!(config.base_dir(), dir.path());
+    }
+
+    #[test]
+    fn a_typo_in_the_config_names_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("devlens.toml");
+        std::fs::write(&path, "activ_project = \"x\"\n").unwrap();
+        let err = Config::load(&ConfigOverrides {
+            data_dir: Some(dir.path().to_path_buf()),
+            config_file: Some(path.clone()),
+        })
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("devlens.toml"), "{err}");
+        assert!(err.contains("activ_project"), "{err}");
+    }
+}

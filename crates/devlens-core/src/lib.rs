@@ -1,0 +1,15 @@
+//! Configuration, data directories and the project registry shared by every devlens crate.
+//!
+//! This crate stays light (serde, toml, dirs) because everything depends on it: the heavy
+//! machinery (search engines, embedders, browsers) lives in the domain crates.
+
+pub mod config;
+pub mod error;
+pub mod paths;
+pub mod projects;
+pub mod suggest;
+
+pub use config::{Config, ConfigOverrides, ServerSettings};
+pub use error::CoreError;
+pub use paths::DataDir;
+pub use projects::{Project, ProjectRegistry};

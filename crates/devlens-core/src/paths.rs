@@ -1,0 +1,113 @@
+//! Where devlens keeps what it stores. Everything lives under one data directory so a user can
+//! back it up, move it, or delete it in one go.
+
+use std::path::{Path, PathBuf};
+
+use crate::CoreError;
+
+/// The data directory: `--data-dir`, else `DEVLENS_DATA_DIR`, else the platform's data directory
+/// (`$XDG_DATA_HOME/devlens` or `~/.local/share/devlens` on Linux).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DataDir {
+    root: PathBuf,
+}
+
+impl DataDir {
+    /// Resolves the directory without creating it.
+    pub fn resolve(explicit: Option<&Path>) -> Result<Self, CoreError> {
+        if let Some(path) = explicit {
+            return Ok(Self::at(path));
+        }
+        if let Some(path) = std::env::var_os("DEVLENS_DATA_DIR").filter(|v| !v.is_empty()) {
+            return Ok(Self::at(Path::new(&path)));
+        }
+        dirs::data_dir()
+            .map(|dir| Self::at(&dir.join("devlens")))
+            .ok_or(CoreError::NoDataDir)
+    }
+
+    pub fn at(root: &Path) -> Self {
+        Self {
+            root: root.to_path_buf(),
+        }
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// The projects file devlens manages (`projects.json`, the seeds' format).
+    pub fn projects_file(&self) -> PathBuf {
+        self.root.join("projects.json")
+    }
+
+    /// The configuration file that lives with the data (`devlens.toml`).
+    pub fn config_file(&self) -> PathBuf {
+        self.root.join("devlens.toml")
+    }
+
+    /// Small mutable state, such as the active project.
+    pub fn state_file(&self) -> PathBuf {
+        self.root.join("state.json")
+    }
+
+    /// A sub-directory for one kind of stored data (`indexes`, `models`, …).
+    pub fn subdir(&self, name: &str) -> PathBuf {
+        self.root.join(name)
+    }
+
+    /// Creates the directory (and parents) if needed.
+    pub fn ensure(&self) -> Result<(), CoreError> {
+        std::fs::create_dir_all(&self.root).map_err(|source| CoreError::Write {
+            path: self.root.clone(),
+            source,
+        })
+    }
+}
+
+/// Writes `bytes` to `path` atomically: a temporary file beside it, then a rename, so a reader
+/// never sees half a file and a crash leaves the old one intact.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), CoreError> {
+    let write_err = |source| CoreError::Write {
+        path: path.to_path_buf(),
+        source,
+    };
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent).map_err(write_err)?;
+    }
+    let file_name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let tmp = path.with_file_name(format!(".{file_name}.tmp-{}", std::process::id()));
+    std::fs::write(&tmp, bytes).map_err(write_err)?;
+    std::fs::rename(&tmp, path).map_err(|source| {
+        let _ = std::fs::remove_file(&tmp);
+        write_err(source)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn explicit_dir_wins_and_subpaths_live_under_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let data = DataDir::resolve(Some(dir.path())).unwrap();
+        assert_eq!(data.root(), dir.path());
+        assert!(data.projects_file().starts_with(dir.path()));
+        assert!(data.subdir("indexes").starts_with(dir.path()));
+    }
+
+    #[test]
+    fn atomic_write_replaces_content_and_leaves_no_temp_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("nested/state.json");
+        write_atomic(&path, b"one").unwrap();
+        write_atomic(&path, b"two").unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "two");
+        let entries = std::fs::read_dir(path.parent().unwrap()).unwrap().count();
+        assert_eq!(entries, 1);
+    }
+}

@@ -1,0 +1,20 @@
+//! Search machinery every devlens corpus shares (API operations, library docs, saved solutions).
+//!
+//! Corpora describe their documents as a few weighted text fields; this crate ranks them. Today it
+//! holds the BM25 keyword index (tantivy, in RAM: the corpora we index are at most tens of
+//! thousands of short documents, so building in memory takes milliseconds and needs no files to
+//! keep consistent). Vector and hybrid ranking join it behind the same document ids.
+
+pub mod keyword;
+pub mod text;
+
+pub use keyword::{KeywordField, KeywordHit, KeywordIndex};
+
+/// Errors of building or querying an index.
+#[derive(Debug, thiserror::Error)]
+pub enum SearchError {
+    #[error("keyword index error: {0}")]
+    Tantivy(#[from] tantivy::TantivyError),
+    #[error("a document has {got} fields but the index declares {expected}")]
+    FieldCount { expected: usize, got: usize },
+}
