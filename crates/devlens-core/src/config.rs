@@ -145,7 +145,10 @@ mod tests {
         .unwrap();
         assert_eq!(config.file.active_project.as_deref(), Some("pets"));
         assert_eq!(config.file.server.http.as_deref(), Some("127.0.0.1:9000"));
-        assert_eq!(config.file.projects[0].spec.as_deref(), Some("specs/petstore.yaml"));
+        assert_eq!(
+            config.file.projects[0].spec.as_deref(),
+            Some("specs/petstore.yaml")
+        );
         assert_eq!(config.base_dir(), dir.path());
     }
 

@@ -28,9 +28,13 @@ pub enum CoreError {
          or add one with `devlens project add NAME SPEC` and select it with `devlens project use NAME`."
     )]
     NoActiveProject,
-    #[error("project '{name}' has no OpenAPI/Swagger spec. Add one with `devlens project add {name} SPEC`.")]
+    #[error(
+        "project '{name}' has no OpenAPI/Swagger spec. Add one with `devlens project add {name} SPEC`."
+    )]
     ProjectWithoutSpec { name: String },
-    #[error("invalid project name '{name}': use letters, digits, '.', '_' or '-' (at most 100 characters)")]
+    #[error(
+        "invalid project name '{name}': use letters, digits, '.', '_' or '-' (at most 100 characters)"
+    )]
     InvalidProjectName { name: String },
     #[error(
         "no data directory: set DEVLENS_DATA_DIR or pass --data-dir (the platform data directory \

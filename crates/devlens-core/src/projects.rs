@@ -308,7 +308,8 @@ fn read_projects_file(path: &Path) -> Result<(Vec<Project>, Option<String>), Cor
     let (list, active) = match &doc {
         Value::Array(_) => (&doc, None),
         Value::Object(map) => (
-            map.get("projects").ok_or_else(|| syntax("no \"projects\" key"))?,
+            map.get("projects")
+                .ok_or_else(|| syntax("no \"projects\" key"))?,
             ACTIVE_KEYS
                 .iter()
                 .find_map(|k| map.get(*k).and_then(Value::as_str))
@@ -443,8 +444,12 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let config = config_in(dir.path());
         let mut registry = ProjectRegistry::load(&config).unwrap();
-        registry.add("pets", "https://example.com/pets.json").unwrap();
-        registry.add("github", "https://example.com/gh.json").unwrap();
+        registry
+            .add("pets", "https://example.com/pets.json")
+            .unwrap();
+        registry
+            .add("github", "https://example.com/gh.json")
+            .unwrap();
         registry.set_active("github").unwrap();
 
         let reloaded = ProjectRegistry::load(&config).unwrap();
@@ -461,7 +466,9 @@ mod tests {
     fn unknown_project_suggests_close_names() {
         let dir = tempfile::tempdir().unwrap();
         let mut registry = ProjectRegistry::load(&config_in(dir.path())).unwrap();
-        registry.add("petstore", "https://example.com/p.json").unwrap();
+        registry
+            .add("petstore", "https://example.com/p.json")
+            .unwrap();
         let err = registry.get("petstor").unwrap_err().to_string();
         assert!(err.contains("Did you mean: petstore"), "{err}");
     }

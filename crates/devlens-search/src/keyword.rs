@@ -41,7 +41,9 @@ pub struct KeywordIndex {
 
 impl std::fmt::Debug for KeywordIndex {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("KeywordIndex").field("len", &self.len).finish()
+        f.debug_struct("KeywordIndex")
+            .field("len", &self.len)
+            .finish()
     }
 }
 
@@ -168,7 +170,10 @@ mod tests {
             vec![
                 vec!["Create an issue", "Creates a new issue in a repository"],
                 vec!["List pull requests", "Lists open pull requests"],
-                vec!["Delete a repository", "Deleting a repository needs admin rights"],
+                vec![
+                    "Delete a repository",
+                    "Deleting a repository needs admin rights",
+                ],
             ],
         )
         .unwrap()

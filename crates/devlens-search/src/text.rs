@@ -39,8 +39,14 @@ mod tests {
     #[test]
     fn splits_code_names_into_words() {
         assert_eq!(identifier_words("listForRepo"), "list For Repo");
-        assert_eq!(identifier_words("issues/create-comment"), "issues create comment");
-        assert_eq!(identifier_words("/repos/{owner}/{repo}/pulls"), "repos owner repo pulls");
+        assert_eq!(
+            identifier_words("issues/create-comment"),
+            "issues create comment"
+        );
+        assert_eq!(
+            identifier_words("/repos/{owner}/{repo}/pulls"),
+            "repos owner repo pulls"
+        );
         assert_eq!(identifier_words("getHTTPServer2"), "get HTTP Server 2");
         assert_eq!(identifier_words(""), "");
     }

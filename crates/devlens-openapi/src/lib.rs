@@ -1,0 +1,52 @@
+//! Load, normalise and explore OpenAPI 3.0/3.1 and Swagger 2.0 specs.
+//!
+//! This is the API-knowledge corpus of devlens: what an agent reads before it writes a fetch
+//! call. It turns a spec file or URL into an [`ApiSpec`] that can list tags and endpoints, find
+//! an operation by id or by method and path (forgiving the usual slips, with suggestions when
+//! it cannot), and render [`EndpointDetails`]: parameters, request body and responses with
+//! every `$ref` resolved and every schema compacted to what matters for writing the call.
+//!
+//! Why a `serde_json::Value` and a home-made resolver instead of a typed OpenAPI crate: real
+//! specs are messy (Swagger 2.0 next to 3.0 and 3.1, refs across files, cycles, vendor
+//! extensions everywhere), and typed crates each cover one version and reject what they do not
+//! model. Here a spec is read once into a value; Swagger 2.0 is rewritten into the 3.x shape at
+//! load time (`normalize`); everything after that reads one shape.
+//!
+//! Modules, in the order data flows through them:
+//! - `source` — where a spec comes from ([`SpecSource`]);
+//! - `load` — reading files and URLs, bundling referenced documents, the content-keyed
+//!   [`SpecCache`];
+//! - `parse` — JSON or YAML to a value, OpenAPI version detection;
+//! - `normalize` — Swagger 2.0 to OpenAPI 3.x;
+//! - `resolve` — JSON pointers and `$ref`s across documents, with hop limits;
+//! - `model` — [`Operation`] and the other listing types, extracted once per spec;
+//! - `spec` — [`ApiSpec`]: listing, lookup, suggestions;
+//! - `schema` — compact, bounded, cycle-safe schema rendering ([`DetailLimits`]);
+//! - `details` / `text` — [`EndpointDetails`] as JSON and as lean text.
+//!
+//! Nothing here panics on user input and nothing recurses without a bound: ref chains are
+//! followed in loops with hop limits, schema expansion keeps a stack of open refs and a depth
+//! and size budget.
+
+mod details;
+mod error;
+pub mod explorer;
+mod load;
+mod model;
+mod normalize;
+mod parse;
+mod resolve;
+mod schema;
+pub mod search;
+mod source;
+mod spec;
+mod suggest;
+mod text;
+
+pub use details::{EndpointDetails, ParameterDetails, RequestBodyDetails, ResponseDetails};
+pub use error::{OpenApiError, SyntaxFormat};
+pub use load::SpecCache;
+pub use model::{EndpointRef, EndpointSummary, Operation, TagSummary};
+pub use schema::DetailLimits;
+pub use source::SpecSource;
+pub use spec::ApiSpec;

@@ -1,0 +1,523 @@
+//! Loading specs from files and URLs, bundling the documents they reference, and caching the
+//! result.
+//!
+//! The cache is keyed by content (the root document's SHA-256), so two paths to the same file,
+//! or a URL that keeps serving the same bytes, share one parsed spec. Files are re-checked on
+//! every load, but only by `stat` (modification time and length) unless they changed; URLs are
+//! re-fetched at most once a minute. Parsing (up to tens of megabytes of JSON) runs on the
+//! blocking pool, never on an async worker.
+
+use std::collections::{HashMap, VecDeque};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, Instant, SystemTime};
+
+use tokio::sync::OnceCell;
+use url::Url;
+
+use crate::error::{OpenApiError, http_status_hint};
+use crate::parse::{detect_kind, parse_document};
+use crate::resolve::{DocId, DocSet, Document, ROOT, external_refs};
+use crate::source::{SpecSource, redact_url};
+use crate::spec::{ApiSpec, content_hash};
+
+/// Parsed specs kept in memory; the least recently used beyond this are dropped.
+const MAX_CACHED_SPECS: usize = 8;
+/// A URL's spec is trusted this long before it is fetched again.
+const URL_TTL: Duration = Duration::from_secs(60);
+/// Whole-request timeout for fetching a document.
+const HTTP_TIMEOUT: Duration = Duration::from_secs(30);
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+/// Largest document accepted (the largest real specs seen are under 50 MB).
+const MAX_DOCUMENT_BYTES: u64 = 256 * 1024 * 1024;
+/// External documents one spec may pull in.
+pub(crate) const MAX_EXTERNAL_DOCUMENTS: usize = 50;
+const ACCEPT: &str = "application/json, application/yaml, application/x-yaml, text/yaml, \
+                      application/vnd.oai.openapi+json, application/vnd.oai.openapi, \
+                      text/plain;q=0.8, */*;q=0.5";
+
+/// What a file looked like when it was read: enough to notice that it changed without reading it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Stamp {
+    modified: Option<SystemTime>,
+    len: u64,
+}
+
+impl Stamp {
+    fn of(meta: &std::fs::Metadata) -> Stamp {
+        Stamp {
+            modified: meta.modified().ok(),
+            len: meta.len(),
+        }
+    }
+}
+
+/// Loads specs and keeps the parsed results. Cheap to clone; clones share the cache.
+#[derive(Clone, Default)]
+pub struct SpecCache {
+    inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for SpecCache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let cached = self.inner.state.lock().map(|s| s.specs.len()).unwrap_or(0);
+        f.debug_struct("SpecCache")
+            .field("cached", &cached)
+            .finish()
+    }
+}
+
+#[derive(Default)]
+struct Inner {
+    state: Mutex<State>,
+    client: OnceLock<Result<reqwest::Client, String>>,
+}
+
+#[derive(Default)]
+struct State {
+    specs: HashMap<String, Entry>,
+    tick: u64,
+    files: HashMap<PathBuf, (Stamp, String)>,
+    urls: HashMap<String, (String, Instant)>,
+}
+
+/// One cached spec; the cell makes concurrent loads of the same new content parse it once.
+struct Entry {
+    cell: Arc<OnceCell<Arc<ApiSpec>>>,
+    last_used: u64,
+}
+
+impl SpecCache {
+    pub fn new() -> SpecCache {
+        SpecCache::default()
+    }
+
+    /// Loads a spec, from the cache when its content has not changed.
+    pub async fn load(&self, source: &SpecSource) -> Result<Arc<ApiSpec>, OpenApiError> {
+        match source {
+            SpecSource::File(path) => self.load_file(path).await,
+            SpecSource::Url(url) => self.load_url(url).await,
+        }
+    }
+
+    async fn load_file(&self, path: &Path) -> Result<Arc<ApiSpec>, OpenApiError> {
+        let meta = tokio::fs::metadata(path)
+            .await
+            .map_err(|e| file_error(path, &e))?;
+        let stamp = Stamp::of(&meta);
+        let known = self.with_state(|s| s.files.get(path).cloned());
+        if let Some((known_stamp, hash)) = known
+            && known_stamp == stamp
+            && let Some(spec) = self.cached(&hash).await
+        {
+            return Ok(spec);
+        }
+        let bytes = read_file(path).await?;
+        let (bytes, hash) = hash_off_thread(bytes, &path.display().to_string()).await?;
+        let base = tokio::fs::canonicalize(path)
+            .await
+            .ok()
+            .and_then(|abs| Url::from_file_path(abs).ok());
+        let source = path.display().to_string();
+        let spec = self
+            .get_or_build(&hash, || self.build(bytes, base, source, hash.clone()))
+            .await?;
+        self.with_state(|s| {
+            s.files.insert(path.to_path_buf(), (stamp, hash.clone()));
+        });
+        Ok(spec)
+    }
+
+    async fn load_url(&self, url: &Url) -> Result<Arc<ApiSpec>, OpenApiError> {
+        let key = url.as_str().to_string();
+        let known = self.with_state(|s| s.urls.get(&key).cloned());
+        if let Some((hash, fetched_at)) = known
+            && fetched_at.elapsed() < URL_TTL
+            && let Some(spec) = self.cached(&hash).await
+        {
+            return Ok(spec);
+        }
+        let (bytes, _) = self.fetch(url).await?;
+        let (bytes, hash) = hash_off_thread(bytes, &redact_url(url)).await?;
+        let spec = self
+            .get_or_build(&hash, || {
+                self.build(bytes, Some(url.clone()), redact_url(url), hash.clone())
+            })
+            .await?;
+        self.with_state(|s| {
+            s.urls.insert(key, (hash.clone(), Instant::now()));
+        });
+        Ok(spec)
+    }
+
+    fn with_state<T>(&self, f: impl FnOnce(&mut State) -> T) -> T {
+        // A poisoned lock only means another thread panicked mid-update of plain maps; the
+        // data is still usable, and refusing to load specs forever would be worse.
+        let mut guard = self
+            .inner
+            .state
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        f(&mut guard)
+    }
+
+    /// A cached spec for this content, if its external files have not changed since.
+    async fn cached(&self, hash: &str) -> Option<Arc<ApiSpec>> {
+        let spec = self.with_state(|s| {
+            s.tick += 1;
+            let tick = s.tick;
+            let entry = s.specs.get_mut(hash)?;
+            entry.last_used = tick;
+            entry.cell.get().cloned()
+        })?;
+        for (path, stamp) in &spec.external_files {
+            let now = tokio::fs::metadata(path).await.ok().map(|m| Stamp::of(&m));
+            if now != Some(*stamp) {
+                return None;
+            }
+        }
+        Some(spec)
+    }
+
+    async fn get_or_build<F, Fut>(&self, hash: &str, build: F) -> Result<Arc<ApiSpec>, OpenApiError>
+    where
+        F: FnOnce() -> Fut,
+        Fut: Future<Output = Result<ApiSpec, OpenApiError>>,
+    {
+        if let Some(spec) = self.cached(hash).await {
+            return Ok(spec);
+        }
+        let cell = self.with_state(|s| {
+            s.tick += 1;
+            let tick = s.tick;
+            let entry = s.specs.entry(hash.to_string()).or_insert_with(|| Entry {
+                cell: Arc::new(OnceCell::new()),
+                last_used: tick,
+            });
+            // Same root content but an external file changed (`cached` said no): start afresh.
+            if entry.cell.initialized() {
+                entry.cell = Arc::new(OnceCell::new());
+            }
+            entry.last_used = tick;
+            entry.cell.clone()
+        });
+        let spec = cell
+            .get_or_try_init(|| async { build().await.map(Arc::new) })
+            .await?
+            .clone();
+        self.evict();
+        Ok(spec)
+    }
+
+    /// Keeps at most [`MAX_CACHED_SPECS`] parsed specs, dropping the least recently used, and
+    /// forgets file/URL entries that point to dropped specs.
+    fn evict(&self) {
+        self.with_state(|s| {
+            s.specs
+                .retain(|_, e| e.cell.initialized() || Arc::strong_count(&e.cell) > 1);
+            while s.specs.values().filter(|e| e.cell.initialized()).count() > MAX_CACHED_SPECS {
+                let oldest = s
+                    .specs
+                    .iter()
+                    .filter(|(_, e)| e.cell.initialized())
+                    .min_by_key(|(_, e)| e.last_used)
+                    .map(|(k, _)| k.clone());
+                match oldest {
+                    Some(k) => {
+                        s.specs.remove(&k);
+                    }
+                    None => break,
+                }
+            }
+            let specs = &s.specs;
+            s.files.retain(|_, (_, h)| specs.contains_key(h));
+            s.urls.retain(|_, (h, _)| specs.contains_key(h));
+        });
+    }
+
+    /// Parses the root, loads the documents it references, normalises and indexes.
+    async fn build(
+        &self,
+        bytes: Vec<u8>,
+        base: Option<Url>,
+        source: String,
+        hash: String,
+    ) -> Result<ApiSpec, OpenApiError> {
+        let display = source.clone();
+        let (root, kind, declared, refs) = blocking(&source, move || {
+            let root = parse_document(&bytes, &display)?;
+            let (kind, declared) = detect_kind(&root, &display)?;
+            let refs = external_refs(&root);
+            Ok((root, kind, declared, refs))
+        })
+        .await?;
+        let mut docs = DocSet::new(Document {
+            url: base,
+            display: source.clone(),
+            value: root,
+        });
+        let external_files = self.load_external(&mut docs, refs).await?;
+        let location = source.clone();
+        blocking(&location, move || {
+            Ok(ApiSpec::assemble(
+                docs,
+                kind,
+                declared,
+                hash,
+                source,
+                external_files,
+            ))
+        })
+        .await
+    }
+
+    /// Loads every document the spec references, transitively, breadth first, up to
+    /// [`MAX_EXTERNAL_DOCUMENTS`]. A missing or broken document is an error now, so that
+    /// rendering details later never does I/O and never meets a half-loaded spec.
+    async fn load_external(
+        &self,
+        docs: &mut DocSet,
+        refs: Vec<String>,
+    ) -> Result<Vec<(PathBuf, Stamp)>, OpenApiError> {
+        let mut files = Vec::new();
+        let mut queue: VecDeque<(DocId, String)> = refs.into_iter().map(|r| (ROOT, r)).collect();
+        while let Some((from, reference)) = queue.pop_front() {
+            let from_display = docs
+                .doc(from)
+                .map_or_else(String::new, |d| d.display.clone());
+            let broken = |reason: String| OpenApiError::UnresolvedRef {
+                reference: reference.clone(),
+                from: from_display.clone(),
+                reason,
+            };
+            let url = match docs.target_url(&reference, from) {
+                Ok(Some(url)) => url,
+                Ok(None) => continue,
+                Err(e) => return Err(broken(e.to_string())),
+            };
+            if docs.contains_url(&url) {
+                continue;
+            }
+            let from_remote = docs
+                .doc(from)
+                .and_then(|d| d.url.as_ref())
+                .is_some_and(|u| u.scheme() != "file");
+            match url.scheme() {
+                "file" if from_remote => {
+                    return Err(broken(
+                        "a spec fetched over HTTP may not reference local files".into(),
+                    ));
+                }
+                "file" | "http" | "https" => {}
+                other => return Err(broken(format!("the `{other}` scheme is not supported"))),
+            }
+            if docs.len() > MAX_EXTERNAL_DOCUMENTS {
+                return Err(OpenApiError::TooManyDocuments {
+                    location: docs
+                        .doc(ROOT)
+                        .map_or_else(String::new, |d| d.display.clone()),
+                    limit: MAX_EXTERNAL_DOCUMENTS,
+                });
+            }
+            let (bytes, stamp) = self.fetch(&url).await.map_err(|e| {
+                broken(match e {
+                    OpenApiError::FileNotFound { path } => format!(
+                        "{} does not exist; fix the $ref or add the file",
+                        path.display()
+                    ),
+                    other => other.to_string(),
+                })
+            })?;
+            let display = match url.to_file_path() {
+                Ok(p) if url.scheme() == "file" => {
+                    if let Some(stamp) = stamp {
+                        files.push((p.clone(), stamp));
+                    }
+                    p.display().to_string()
+                }
+                _ => redact_url(&url),
+            };
+            let shown = display.clone();
+            let (value, refs) = blocking(&display, move || {
+                let value = parse_document(&bytes, &shown)?;
+                let refs = external_refs(&value);
+                Ok((value, refs))
+            })
+            .await?;
+            let id = docs.add(Document {
+                url: Some(url),
+                display,
+                value,
+            });
+            queue.extend(refs.into_iter().map(|r| (id, r)));
+        }
+        Ok(files)
+    }
+
+    /// Reads a document from a `file:` or `http(s):` URL; files also get their stamp.
+    async fn fetch(&self, url: &Url) -> Result<(Vec<u8>, Option<Stamp>), OpenApiError> {
+        if url.scheme() == "file" {
+            let path = url
+                .to_file_path()
+                .map_err(|()| OpenApiError::InvalidSource {
+                    input: url.to_string(),
+                    reason: "not a local file path".into(),
+                })?;
+            let meta = tokio::fs::metadata(&path)
+                .await
+                .map_err(|e| file_error(&path, &e))?;
+            let bytes = read_file(&path).await?;
+            return Ok((bytes, Some(Stamp::of(&meta))));
+        }
+        let shown = redact_url(url);
+        let failed = |reason: String| OpenApiError::FetchFailed {
+            url: shown.clone(),
+            reason,
+        };
+        let client = self
+            .inner
+            .client
+            .get_or_init(|| {
+                reqwest::Client::builder()
+                    .timeout(HTTP_TIMEOUT)
+                    .connect_timeout(CONNECT_TIMEOUT)
+                    .user_agent(concat!("devlens/", env!("CARGO_PKG_VERSION")))
+                    .build()
+                    .map_err(|e| error_chain(&e))
+            })
+            .as_ref()
+            .map_err(|e| failed(format!("cannot set up the HTTP client: {e}")))?;
+        let mut response = client
+            .get(url.clone())
+            .header(reqwest::header::ACCEPT, ACCEPT)
+            .send()
+            .await
+            .map_err(|e| failed(request_error(e)))?;
+        let status = response.status();
+        if !status.is_success() {
+            return Err(OpenApiError::HttpStatus {
+                url: shown,
+                status: status.as_u16(),
+                hint: http_status_hint(status.as_u16()),
+            });
+        }
+        let too_large = || OpenApiError::TooLarge {
+            location: shown.clone(),
+            limit_mb: MAX_DOCUMENT_BYTES / (1024 * 1024),
+        };
+        if response
+            .content_length()
+            .is_some_and(|l| l > MAX_DOCUMENT_BYTES)
+        {
+            return Err(too_large());
+        }
+        let mut body = Vec::new();
+        while let Some(chunk) = response
+            .chunk()
+            .await
+            .map_err(|e| failed(request_error(e)))?
+        {
+            if body.len() as u64 + chunk.len() as u64 > MAX_DOCUMENT_BYTES {
+                return Err(too_large());
+            }
+            body.extend_from_slice(&chunk);
+        }
+        Ok((body, None))
+    }
+}
+
+/// Runs CPU-heavy work on the blocking pool; a panic there becomes an error, not a crash.
+async fn blocking<T, F>(location: &str, f: F) -> Result<T, OpenApiError>
+where
+    T: Send + 'static,
+    F: FnOnce() -> Result<T, OpenApiError> + Send + 'static,
+{
+    tokio::task::spawn_blocking(f)
+        .await
+        .map_err(|e| OpenApiError::Internal {
+            location: location.to_string(),
+            message: format!("the parser task failed ({e})"),
+        })?
+}
+
+async fn hash_off_thread(
+    bytes: Vec<u8>,
+    location: &str,
+) -> Result<(Vec<u8>, String), OpenApiError> {
+    blocking(location, move || {
+        let hash = content_hash(&bytes);
+        Ok((bytes, hash))
+    })
+    .await
+}
+
+async fn read_file(path: &Path) -> Result<Vec<u8>, OpenApiError> {
+    let meta = tokio::fs::metadata(path)
+        .await
+        .map_err(|e| file_error(path, &e))?;
+    if meta.is_dir() {
+        return Err(OpenApiError::FileUnreadable {
+            path: path.to_path_buf(),
+            reason: "it is a directory".into(),
+        });
+    }
+    if meta.len() > MAX_DOCUMENT_BYTES {
+        return Err(OpenApiError::TooLarge {
+            location: path.display().to_string(),
+            limit_mb: MAX_DOCUMENT_BYTES / (1024 * 1024),
+        });
+    }
+    tokio::fs::read(path)
+        .await
+        .map_err(|e| file_error(path, &e))
+}
+
+fn file_error(path: &Path, e: &std::io::Error) -> OpenApiError {
+    match e.kind() {
+        std::io::ErrorKind::NotFound => OpenApiError::FileNotFound {
+            path: path.to_path_buf(),
+        },
+        _ => OpenApiError::FileUnreadable {
+            path: path.to_path_buf(),
+            reason: e.to_string(),
+        },
+    }
+}
+
+/// A request error's reason without the URL (which may hold a token) and with its causes
+/// (`connection refused`, `dns error`), which are what a person can act on.
+fn request_error(e: reqwest::Error) -> String {
+    if e.is_timeout() {
+        return format!("no answer within {} s", HTTP_TIMEOUT.as_secs());
+    }
+    error_chain(&e.without_url())
+}
+
+fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut out = e.to_string();
+    let mut cur = e.source();
+    while let Some(cause) = cur {
+        let text = cause.to_string();
+        if !out.contains(&text) {
+            out.push_str(": ");
+            out.push_str(&text);
+        }
+        cur = cause.source();
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cache_is_send_sync_and_cheap_to_clone() {
+        fn assert_send_sync<T: Send + Sync + Clone>() {}
+        assert_send_sync::<SpecCache>();
+        fn assert_send<T: Send>(_: &T) {}
+        let cache = SpecCache::new();
+        let src = SpecSource::File("x.json".into());
+        assert_send(&cache.load(&src));
+    }
+}

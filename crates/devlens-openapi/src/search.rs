@@ -1,0 +1,339 @@
+//! Finding operations from a question: BM25 keyword ranking over what an operation says about
+//! itself (method, path, summary, tags, operationId, the first sentence of its description).
+//!
+//! `method` and `tag` are strict filters applied after recall, as seed 001 asks: a question
+//! recalls candidates by meaning, the filters then keep only what the caller allows.
+
+use serde::Serialize;
+
+use devlens_search::{KeywordField, KeywordIndex, text::identifier_words};
+
+use crate::{ApiSpec, Operation};
+
+/// HTTP methods a search can be restricted to.
+pub const SEARCH_METHODS: &[&str] = &["GET", "POST", "PUT", "PATCH", "DELETE"];
+/// The most results one search returns.
+pub const MAX_LIMIT: usize = 50;
+
+/// How results are ranked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Default, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum SearchMode {
+    #[default]
+    Keyword,
+    Semantic,
+    Hybrid,
+}
+
+impl SearchMode {
+    pub fn parse(input: &str) -> Result<Self, String> {
+        match input.trim().to_ascii_lowercase().as_str() {
+            "keyword" => Ok(Self::Keyword),
+            "semantic" => Ok(Self::Semantic),
+            "hybrid" => Ok(Self::Hybrid),
+            other => Err(format!(
+                "unknown search mode '{other}': use keyword, semantic or hybrid"
+            )),
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Keyword => "keyword",
+            Self::Semantic => "semantic",
+            Self::Hybrid => "hybrid",
+        }
+    }
+}
+
+/// A validated search: exactly one of a question or a tag, a method filter, a limit.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SearchRequest {
+    pub query: Option<String>,
+    pub tag: Option<String>,
+    pub method: Option<String>,
+    pub limit: usize,
+    pub mode: Option<SearchMode>,
+}
+
+impl SearchRequest {
+    /// Checks the rules of `search_api_documentation`; the error says how to call it right.
+    pub fn new(
+        query: Option<String>,
+        tag: Option<String>,
+        method: Option<String>,
+        limit: Option<i64>,
+        mode: Option<SearchMode>,
+    ) -> Result<Self, String> {
+        let query = query.filter(|q| !q.trim().is_empty());
+        let tag = tag.filter(|t| !t.trim().is_empty());
+        if query.is_some() == tag.is_some() {
+            return Err(
+                "give exactly one of `query` (a question, e.g. \"create an issue\") or `tag` \
+                 (list a tag's endpoints); see list_api_tags for tag names"
+                    .into(),
+            );
+        }
+        let limit = match limit {
+            None => return Err(format!("`limit` is required (1–{MAX_LIMIT})")),
+            Some(n) if n < 1 || n > MAX_LIMIT as i64 => {
+                return Err(format!(
+                    "`limit` must be between 1 and {MAX_LIMIT}, got {n}"
+                ));
+            }
+            Some(n) => n as usize,
+        };
+        let method = match method.filter(|m| !m.trim().is_empty()) {
+            None => None,
+            Some(m) => {
+                let upper = m.trim().to_ascii_uppercase();
+                if !SEARCH_METHODS.contains(&upper.as_str()) {
+                    return Err(format!(
+                        "`method` must be one of {}, got '{m}'",
+                        SEARCH_METHODS.join(", ")
+                    ));
+                }
+                Some(upper)
+            }
+        };
+        Ok(Self {
+            query,
+            tag,
+            method,
+            limit,
+            mode,
+        })
+    }
+}
+
+/// One ranked operation.
+#[derive(Debug, Clone, Serialize, PartialEq, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SearchHit {
+    pub operation_id: Option<String>,
+    pub method: String,
+    pub path: String,
+    pub summary: Option<String>,
+    pub score: f32,
+}
+
+/// What a search returns: which mode ran, why when it is not the one asked for, and the hits.
+#[derive(Debug, Clone, Serialize, PartialEq, schemars::JsonSchema)]
+pub struct SearchResponse {
+    pub mode: SearchMode,
+    pub notice: Option<String>,
+    pub results: Vec<SearchHit>,
+}
+
+impl SearchResponse {
+    /// Compact text for agents: one line a hit.
+    pub fn to_text(&self) -> String {
+        let mut out = String::new();
+        if let Some(notice) = &self.notice {
+            out.push_str(&format!("note: {notice}\n"));
+        }
+        if self.results.is_empty() {
+            out.push_str("no matching endpoints");
+            return out;
+        }
+        for hit in &self.results {
+            out.push_str(&format!("{} {}", hit.method, hit.path));
+            if let Some(id) = &hit.operation_id {
+                out.push_str(&format!("  ({id})"));
+            }
+            if let Some(summary) = &hit.summary {
+                out.push_str(&format!(" — {summary}"));
+            }
+            out.push_str(&format!("  [{:.2}]\n", hit.score));
+        }
+        out.truncate(out.trim_end().len());
+        out
+    }
+}
+
+const FIELDS: &[KeywordField] = &[
+    KeywordField {
+        name: "summary",
+        boost: 3.0,
+    },
+    KeywordField {
+        name: "operation_id",
+        boost: 2.0,
+    },
+    KeywordField {
+        name: "path",
+        boost: 1.5,
+    },
+    KeywordField {
+        name: "tags",
+        boost: 1.5,
+    },
+    KeywordField {
+        name: "description",
+        boost: 1.0,
+    },
+    KeywordField {
+        name: "method",
+        boost: 0.5,
+    },
+];
+
+/// The first sentence of a description, at most 200 characters: enough to carry meaning,
+/// short enough not to drown the summary.
+pub fn first_sentence(text: &str) -> String {
+    let text = text.trim();
+    let end = text
+        .char_indices()
+        .find(|&(i, c)| {
+            (c == '.' || c == '\n')
+                && text[i + c.len_utf8()..]
+                    .chars()
+                    .next()
+                    .is_none_or(char::is_whitespace)
+        })
+        .map(|(i, _)| i)
+        .unwrap_or(text.len());
+    text[..end].chars().take(200).collect()
+}
+
+fn document(op: &Operation) -> Vec<String> {
+    vec![
+        op.summary.clone().unwrap_or_default(),
+        op.operation_id
+            .as_deref()
+            .map(identifier_words)
+            .unwrap_or_default(),
+        identifier_words(&op.path),
+        op.tags
+            .iter()
+            .map(|t| identifier_words(t))
+            .collect::<Vec<_>>()
+            .join(" "),
+        op.description
+            .as_deref()
+            .map(first_sentence)
+            .unwrap_or_default(),
+        op.method.to_ascii_lowercase(),
+    ]
+}
+
+/// A spec's operations, indexed for keyword search. Built once per spec content.
+#[derive(Debug)]
+pub struct OperationIndex {
+    keyword: KeywordIndex,
+}
+
+impl OperationIndex {
+    pub fn build(spec: &ApiSpec) -> Result<Self, devlens_search::SearchError> {
+        let keyword = KeywordIndex::build(FIELDS, spec.operations().iter().map(document))?;
+        Ok(Self { keyword })
+    }
+
+    /// Runs a validated request against `spec` (the spec this index was built from).
+    pub fn search(
+        &self,
+        spec: &ApiSpec,
+        request: &SearchRequest,
+    ) -> Result<SearchResponse, devlens_search::SearchError> {
+        let operations = spec.operations();
+        let requested = request.mode.unwrap_or_default();
+        let notice = (requested != SearchMode::Keyword).then(|| {
+            format!(
+                "{} search needs an embedding index, which this build does not have yet; \
+                 ranked by keywords (BM25) instead",
+                requested.as_str()
+            )
+        });
+        let allowed = |op: &Operation| {
+            request
+                .method
+                .as_deref()
+                .is_none_or(|m| op.method.eq_ignore_ascii_case(m))
+                && request
+                    .tag
+                    .as_deref()
+                    .is_none_or(|t| op.tags.iter().any(|x| x.eq_ignore_ascii_case(t)))
+        };
+        let mut hits: Vec<(f32, &Operation)> = match &request.query {
+            Some(query) => {
+                // Filters come after recall, so recall everything that matches at all.
+                self.keyword
+                    .search(query, self.keyword.len().max(1))?
+                    .into_iter()
+                    .filter_map(|hit| operations.get(hit.doc as usize).map(|op| (hit.score, op)))
+                    .filter(|(_, op)| allowed(op))
+                    .collect()
+            }
+            None => operations
+                .iter()
+                .filter(|op| allowed(op))
+                .map(|op| (1.0, op))
+                .collect(),
+        };
+        // Equal scores: prefer fewer path parameters, then shorter paths (the more specific,
+        // more commonly wanted endpoint).
+        hits.sort_by(|a, b| {
+            b.0.total_cmp(&a.0)
+                .then_with(|| path_params(&a.1.path).cmp(&path_params(&b.1.path)))
+                .then_with(|| a.1.path.len().cmp(&b.1.path.len()))
+        });
+        let results = hits
+            .into_iter()
+            .take(request.limit)
+            .map(|(score, op)| SearchHit {
+                operation_id: op.operation_id.clone(),
+                method: op.method.clone(),
+                path: op.path.clone(),
+                summary: op.summary.clone(),
+                score: (score * 1000.0).round() / 1000.0,
+            })
+            .collect();
+        Ok(SearchResponse {
+            mode: SearchMode::Keyword,
+            notice,
+            results,
+        })
+    }
+}
+
+fn path_params(path: &str) -> usize {
+    path.matches('{').count()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn request_rules_are_enforced_with_helpful_messages() {
+        let ok = SearchRequest::new(
+            Some("create pet".into()),
+            None,
+            Some("post".into()),
+            Some(5),
+            None,
+        )
+        .unwrap();
+        assert_eq!(ok.method.as_deref(), Some("POST"));
+        let both = SearchRequest::new(Some("x".into()), Some("pets".into()), None, Some(5), None);
+        assert!(both.unwrap_err().contains("exactly one"));
+        let neither = SearchRequest::new(None, Some("  ".into()), None, Some(5), None);
+        assert!(neither.unwrap_err().contains("exactly one"));
+        let no_limit = SearchRequest::new(Some("x".into()), None, None, None, None);
+        assert!(no_limit.unwrap_err().contains("required"));
+        let big = SearchRequest::new(Some("x".into()), None, None, Some(51), None);
+        assert!(big.unwrap_err().contains("between 1 and 50"));
+        let method = SearchRequest::new(Some("x".into()), None, Some("HEAD".into()), Some(5), None);
+        assert!(method.unwrap_err().contains("GET, POST"));
+    }
+
+    #[test]
+    fn first_sentence_stops_at_the_period_and_caps_length() {
+        assert_eq!(first_sentence("Lists pets. Paged."), "Lists pets");
+        assert_eq!(
+            first_sentence("Version 1.2 of the API"),
+            "Version 1.2 of the API"
+        );
+        assert_eq!(first_sentence(&"a".repeat(300)).len(), 200);
+    }
+}

@@ -1,0 +1,165 @@
+//! The command-line grammar.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "devlens",
+    version,
+    about = "Browser, API, docs and knowledge tools for AI coding agents — over MCP, CLI and HTTP",
+    propagate_version = true
+)]
+pub struct Cli {
+    #[command(flatten)]
+    pub global: GlobalArgs,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Args)]
+pub struct GlobalArgs {
+    /// Where devlens stores its data [default: the platform data dir, e.g. ~/.local/share/devlens]
+    #[arg(long, global = true, env = "DEVLENS_DATA_DIR", value_name = "DIR")]
+    pub data_dir: Option<PathBuf>,
+    /// Configuration file [default: ./devlens.toml, then <data dir>/devlens.toml]
+    #[arg(long, global = true, env = "DEVLENS_CONFIG", value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// More log output (to stderr)
+    #[arg(short, long, global = true)]
+    pub verbose: bool,
+}
+
+impl GlobalArgs {
+    pub fn overrides(&self) -> devlens_core::ConfigOverrides {
+        devlens_core::ConfigOverrides {
+            data_dir: self.data_dir.clone(),
+            config_file: self.config.clone(),
+        }
+    }
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run the MCP server: stdio by default, or Streamable HTTP + REST API with --http
+    Serve(ServeArgs),
+    /// Explore OpenAPI/Swagger specs: tags, endpoints, details, search
+    #[command(subcommand)]
+    Api(ApiCommand),
+    /// Manage projects (named specs) and the active project
+    #[command(subcommand)]
+    Project(ProjectCommand),
+}
+
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// Serve HTTP on this address instead of stdio: MCP at /mcp, REST under /api/
+    #[arg(long, value_name = "ADDR", num_args = 0..=1, default_missing_value = "127.0.0.1:7878")]
+    pub http: Option<String>,
+}
+
+/// Which spec a command is about.
+#[derive(Debug, Args, Clone)]
+pub struct SpecArgs {
+    /// A spec file or http(s) URL (JSON or YAML; OpenAPI 3.x or Swagger 2.0)
+    #[arg(long, value_name = "PATH_OR_URL", conflicts_with = "project")]
+    pub spec: Option<String>,
+    /// A configured project [default: the active project]
+    #[arg(long, value_name = "NAME", env = "DEVLENS_PROJECT")]
+    pub project: Option<String>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ApiCommand {
+    /// List tags with their endpoint counts
+    Tags {
+        #[command(flatten)]
+        target: SpecArgs,
+        #[arg(long)]
+        json: bool,
+    },
+    /// List the endpoints of a tag
+    Endpoints {
+        #[command(flatten)]
+        target: SpecArgs,
+        #[arg(long)]
+        tag: String,
+        /// Skip this many endpoints
+        #[arg(long, default_value_t = 0)]
+        offset: usize,
+        /// Show at most this many endpoints [default: all]
+        #[arg(long)]
+        limit: Option<usize>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Show one endpoint: parameters, request body, responses
+    Show {
+        #[command(flatten)]
+        target: SpecArgs,
+        #[arg(long, conflicts_with_all = ["method", "path"], required_unless_present = "method")]
+        operation_id: Option<String>,
+        #[arg(long, requires = "path")]
+        method: Option<String>,
+        #[arg(long, requires = "method")]
+        path: Option<String>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Find endpoints for a question, or list a tag's endpoints
+    Search {
+        #[command(flatten)]
+        target: SpecArgs,
+        /// A natural-language question
+        #[arg(long, conflicts_with = "tag", required_unless_present = "tag")]
+        query: Option<String>,
+        /// List this tag's endpoints instead
+        #[arg(long)]
+        tag: Option<String>,
+        /// Keep only GET, POST, PUT, PATCH or DELETE
+        #[arg(long)]
+        method: Option<String>,
+        /// Number of results (1-50)
+        #[arg(long, default_value_t = 10)]
+        limit: i64,
+        /// keyword, semantic or hybrid
+        #[arg(long)]
+        mode: Option<String>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Benchmark loading, indexing and keyword search of a spec
+    Bench {
+        /// The spec file to measure
+        #[arg(long, value_name = "PATH")]
+        spec: PathBuf,
+        /// How many times to load and index (the median is reported)
+        #[arg(long, default_value_t = 5)]
+        runs: usize,
+        /// How many search queries to time
+        #[arg(long, default_value_t = 500)]
+        queries: usize,
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ProjectCommand {
+    /// List projects and which one is active
+    List {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Add (or update) a project in the data directory's projects.json
+    Add {
+        name: String,
+        /// The project's spec: a file path or an http(s) URL
+        spec: String,
+    },
+    /// Make a project the active one
+    Use { name: String },
+    /// Remove a project from the data directory's projects.json
+    Remove { name: String },
+}

@@ -1,0 +1,65 @@
+//! `devlens`: the command line. Every capability has a command here; `devlens serve` runs the MCP
+//! server (stdio, or Streamable HTTP with the REST API).
+
+mod api_cmd;
+mod bench;
+mod cli;
+mod project_cmd;
+mod serve;
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+use cli::{Cli, Command};
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    init_logging(&cli);
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            eprintln!("error: cannot start the async runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(run(cli)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn run(cli: Cli) -> anyhow::Result<()> {
+    let config = devlens_core::Config::load(&cli.global.overrides())?;
+    match cli.command {
+        Command::Serve(args) => serve::run(config, args).await,
+        Command::Api(command) => api_cmd::run(config, command).await,
+        Command::Project(command) => project_cmd::run(config, command),
+    }
+}
+
+/// Logs go to stderr: stdout belongs to MCP stdio and to `--json` output.
+fn init_logging(cli: &Cli) {
+    use tracing_subscriber::{EnvFilter, fmt};
+    let default = if cli.global.verbose { "debug" } else { "info" };
+    let filter = EnvFilter::try_from_env("DEVLENS_LOG")
+        .or_else(|_| EnvFilter::try_from_default_env())
+        .unwrap_or_else(|_| EnvFilter::new(format!("devlens={default},warn")));
+    let json = std::env::var("DEVLENS_LOG_FORMAT").is_ok_and(|v| v.eq_ignore_ascii_case("json"));
+    let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr());
+    let builder = fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(ansi);
+    if json {
+        builder.json().init();
+    } else {
+        builder.with_target(false).compact().init();
+    }
+}

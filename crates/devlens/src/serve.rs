@@ -1,0 +1,77 @@
+//! `devlens serve`: MCP over stdio, or over Streamable HTTP with the REST API.
+
+use std::{net::SocketAddr, sync::Arc};
+
+use anyhow::Context;
+use tokio_util::sync::CancellationToken;
+
+use devlens_core::Config;
+use devlens_http::OriginPolicy;
+use devlens_mcp::{DevlensServer, Services};
+use devlens_openapi::explorer::ApiExplorer;
+
+use crate::cli::ServeArgs;
+
+pub fn services(config: Config) -> Arc<Services> {
+    Arc::new(Services {
+        api: ApiExplorer::new(config),
+    })
+}
+
+pub async fn run(config: Config, args: ServeArgs) -> anyhow::Result<()> {
+    config.data_dir.ensure()?;
+    let http = args.http.or_else(|| config.file.server.http.clone());
+    let policy = OriginPolicy::new(
+        &config.file.server.allowed_hosts,
+        &config.file.server.allowed_origins,
+    );
+    let data_dir = config.data_dir.root().display().to_string();
+    let services = services(config);
+    match http {
+        None => {
+            tracing::info!(data_dir, "devlens MCP server on stdio");
+            DevlensServer::new(services).serve_stdio().await?;
+            Ok(())
+        }
+        Some(addr) => {
+            let addr: SocketAddr = addr.parse().with_context(|| {
+                format!("--http expects an address like 127.0.0.1:7878, got '{addr}'")
+            })?;
+            if !addr.ip().is_loopback() {
+                tracing::warn!(
+                    %addr,
+                    "listening beyond loopback: anyone who can reach this address can use devlens"
+                );
+            }
+            tracing::info!(data_dir, "starting");
+            let shutdown = CancellationToken::new();
+            tokio::spawn(cancel_on_signal(shutdown.clone()));
+            devlens_http::serve(addr, services, policy, shutdown).await?;
+            Ok(())
+        }
+    }
+}
+
+async fn cancel_on_signal(shutdown: CancellationToken) {
+    let ctrl_c = tokio::signal::ctrl_c();
+    #[cfg(unix)]
+    {
+        let mut term =
+            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+                Ok(term) => term,
+                Err(_) => {
+                    let _ = ctrl_c.await;
+                    shutdown.cancel();
+                    return;
+                }
+            };
+        tokio::select! {
+            _ = ctrl_c => {}
+            _ = term.recv() => {}
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = ctrl_c.await;
+    tracing::info!("shutting down");
+    shutdown.cancel();
+}

@@ -1,0 +1,342 @@
+//! The `devlens api` and `devlens project` commands, as a user or a script runs them.
+
+mod common;
+
+use common::{data_dir_with_petstore, devlens, fixture, petstore};
+use predicates::prelude::*;
+use serde_json::Value;
+
+fn json_of(output: &[u8]) -> Value {
+    serde_json::from_slice(output).expect("stdout is JSON")
+}
+
+#[test]
+fn tags_lists_names_descriptions_and_counts() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = devlens(dir.path())
+        .args(["api", "tags", "--spec", &petstore(), "--json"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let value = json_of(&out);
+    let tags = value["tags"].as_array().unwrap();
+    assert_eq!(tags[0]["name"], "pets");
+    assert_eq!(tags[0]["endpoints"], 4);
+    assert_eq!(tags[1]["name"], "store");
+    assert!(
+        tags[0]["description"]
+            .as_str()
+            .unwrap()
+            .starts_with("Everything")
+    );
+
+    devlens(dir.path())
+        .args(["api", "tags", "--spec", &petstore()])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("pets (4)"));
+}
+
+#[test]
+fn endpoints_of_a_tag_with_the_contract_shape() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = devlens(dir.path())
+        .args([
+            "api",
+            "endpoints",
+            "--spec",
+            &petstore(),
+            "--tag",
+            "pets",
+            "--json",
+        ])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let value = json_of(&out);
+    let endpoints = value["endpoints"].as_array().unwrap();
+    assert_eq!(endpoints.len(), 4);
+    assert_eq!(endpoints[0]["method"], "GET");
+    assert_eq!(endpoints[0]["path"], "/pets");
+    assert_eq!(endpoints[0]["operationId"], "listPets");
+    assert_eq!(endpoints[0]["summary"], "List all pets");
+}
+
+#[test]
+fn show_resolves_refs_by_operation_id_and_by_method_and_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = devlens(dir.path())
+        .args([
+            "api",
+            "show",
+            "--spec",
+            &petstore(),
+            "--operation-id",
+            "createPet",
+            "--json",
+        ])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let details = json_of(&out);
+    assert_eq!(details["method"], "POST");
+    assert_eq!(details["path"], "/pets");
+    let body = &details["requestBody"];
+    assert_eq!(body["contentType"], "application/json");
+    assert_eq!(body["schema"]["properties"]["name"]["type"], "string");
+    assert!(details["responses"]["201"]["schema"].is_object());
+
+    let out = devlens(dir.path())
+        .args([
+            "api",
+            "show",
+            "--spec",
+            &petstore(),
+            "--method",
+            "get",
+            "--path",
+            "/pets/{petId}",
+            "--json",
+        ])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let details = json_of(&out);
+    assert_eq!(details["operationId"], "showPetById");
+    let params = details["parameters"].as_array().unwrap();
+    assert_eq!(params[0]["name"], "petId");
+    assert_eq!(params[0]["in"], "path");
+    assert_eq!(params[0]["required"], true);
+    // Pet.parent refers to Pet: the cycle is marked, not expanded forever.
+    let text = serde_json::to_string(&details["responses"]).unwrap();
+    assert!(text.contains("cycle") || text.contains("$ref"), "{text}");
+}
+
+#[test]
+fn search_ranks_by_question_and_filters_by_method() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = devlens(dir.path())
+        .args([
+            "api",
+            "search",
+            "--spec",
+            &petstore(),
+            "--query",
+            "adopt a pet",
+            "--json",
+        ])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let value = json_of(&out);
+    assert_eq!(value["mode"], "keyword");
+    assert_eq!(value["results"][0]["operationId"], "createPet");
+    assert!(value["results"][0]["score"].as_f64().unwrap() > 0.0);
+
+    let out = devlens(dir.path())
+        .args([
+            "api",
+            "search",
+            "--spec",
+            &petstore(),
+            "--tag",
+            "pets",
+            "--method",
+            "DELETE",
+            "--json",
+        ])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let value = json_of(&out);
+    let results = value["results"].as_array().unwrap();
+    assert_eq!(results.len(), 1);
+    assert_eq!(results[0]["operationId"], "deletePet");
+}
+
+#[test]
+fn projects_replace_spec_and_the_active_project_is_used_by_default() {
+    let dir = tempfile::tempdir().unwrap();
+    devlens(dir.path())
+        .args(["project", "add", "petstore", &petstore()])
+        .assert()
+        .success();
+    devlens(dir.path())
+        .args(["api", "tags", "--project", "petstore"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("pets (4)"));
+    // The only project is the active one.
+    devlens(dir.path())
+        .args(["api", "tags"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("store (1)"));
+    devlens(dir.path())
+        .args(["project", "list", "--json"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("\"active\": \"petstore\""));
+}
+
+#[test]
+fn unknown_operation_id_suggests_close_ones() {
+    let dir = data_dir_with_petstore();
+    devlens(dir.path())
+        .args([
+            "api",
+            "show",
+            "--project",
+            "pets",
+            "--operation-id",
+            "listPet",
+        ])
+        .assert()
+        .failure()
+        .stderr(predicate::str::contains("listPets"));
+}
+
+#[test]
+fn unknown_project_and_missing_project_say_what_to_do() {
+    let dir = data_dir_with_petstore();
+    devlens(dir.path())
+        .args(["api", "tags", "--project", "petz"])
+        .assert()
+        .failure()
+        .stderr(predicate::str::contains("unknown project 'petz'"))
+        .stderr(predicate::str::contains("pets"));
+    let empty = tempfile::tempdir().unwrap();
+    devlens(empty.path())
+        .args(["api", "tags"])
+        .assert()
+        .failure()
+        .stderr(predicate::str::contains("devlens project add"));
+}
+
+#[test]
+fn malformed_yaml_reports_line_and_column() {
+    let dir = tempfile::tempdir().unwrap();
+    devlens(dir.path())
+        .args([
+            "api",
+            "tags",
+            "--spec",
+            &fixture("broken.yaml").display().to_string(),
+        ])
+        .assert()
+        .failure()
+        .stderr(predicate::str::contains("line"))
+        .stderr(predicate::str::contains("column"));
+}
+
+#[test]
+fn missing_file_and_unreachable_url_are_clear_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    devlens(dir.path())
+        .args(["api", "tags", "--spec", "no/such/spec.json"])
+        .assert()
+        .failure()
+        .stderr(predicate::str::contains("not found"));
+    devlens(dir.path())
+        .args(["api", "tags", "--spec", "http://127.0.0.1:9/openapi.json"])
+        .assert()
+        .failure()
+        .stderr(predicate::str::contains("127.0.0.1:9"));
+}
+
+#[test]
+fn a_document_that_is_not_openapi_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("package.json");
+    std::fs::write(&path, r#"{"name": "not-a-spec", "version": "1.0.0"}"#).unwrap();
+    devlens(dir.path())
+        .args(["api", "tags", "--spec", &path.display().to_string()])
+        .assert()
+        .failure()
+        .stderr(predicate::str::contains("OpenAPI"));
+}
+
+#[test]
+fn search_arguments_are_validated() {
+    let dir = tempfile::tempdir().unwrap();
+    devlens(dir.path())
+        .args([
+            "api",
+            "search",
+            "--spec",
+            &petstore(),
+            "--query",
+            "pets",
+            "--limit",
+            "99",
+        ])
+        .assert()
+        .failure()
+        .stderr(predicate::str::contains("between 1 and 50"));
+    devlens(dir.path())
+        .args([
+            "api",
+            "search",
+            "--spec",
+            &petstore(),
+            "--query",
+            "pets",
+            "--method",
+            "HEAD",
+        ])
+        .assert()
+        .failure()
+        .stderr(predicate::str::contains("GET, POST, PUT, PATCH, DELETE"));
+    devlens(dir.path())
+        .args([
+            "api",
+            "search",
+            "--spec",
+            &petstore(),
+            "--query",
+            "pets",
+            "--mode",
+            "fuzzy",
+        ])
+        .assert()
+        .failure()
+        .stderr(predicate::str::contains("keyword, semantic or hybrid"));
+}
+
+#[test]
+fn bench_reports_load_index_memory_and_latency() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = devlens(dir.path())
+        .args([
+            "api",
+            "bench",
+            "--spec",
+            &petstore(),
+            "--runs",
+            "2",
+            "--queries",
+            "20",
+            "--json",
+        ])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let report = json_of(&out);
+    assert_eq!(report["operations"], 5);
+    assert_eq!(report["queries"], 20);
+    assert!(report["peakRssMib"].as_f64().unwrap() > 0.0);
+}

@@ -1,0 +1,375 @@
+//! End to end over MCP: a real rmcp client drives `devlens serve` over stdio and over Streamable
+//! HTTP, lists the tools and calls every one of them, good calls and bad ones.
+
+mod common;
+
+use std::{process::Stdio, time::Duration};
+
+use rmcp::{
+    ServiceExt,
+    model::{CallToolRequestParams, CallToolResult, Tool},
+    service::{RoleClient, RunningService},
+    transport::{ConfigureCommandExt, StreamableHttpClientTransport, TokioChildProcess},
+};
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, BufReader};
+
+use common::data_dir_with_petstore;
+
+const API_TOOLS: &[&str] = &[
+    "list_api_tags",
+    "list_endpoints_by_tag",
+    "get_endpoint_details",
+    "search_api_documentation",
+];
+
+type Client = RunningService<RoleClient, ()>;
+
+async fn call(client: &Client, tool: &str, args: Value) -> CallToolResult {
+    let arguments = args.as_object().cloned().unwrap_or_default();
+    client
+        .call_tool(CallToolRequestParams::new(tool.to_string()).with_arguments(arguments))
+        .await
+        .unwrap_or_else(|e| panic!("{tool} failed at the protocol level: {e}"))
+}
+
+fn text_of(result: &CallToolResult) -> String {
+    result
+        .content
+        .iter()
+        .filter_map(|c| c.as_text().map(|t| t.text.clone()))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn is_error(result: &CallToolResult) -> bool {
+    result.is_error == Some(true)
+}
+
+fn check_tool_list(tools: &[Tool]) {
+    for name in API_TOOLS {
+        let tool = tools
+            .iter()
+            .find(|t| t.name == *name)
+            .unwrap_or_else(|| panic!("{name} is not listed"));
+        let annotations = tool.annotations.as_ref().expect("annotations");
+        assert_eq!(annotations.read_only_hint, Some(true), "{name}");
+        assert!(tool.output_schema.is_some(), "{name} has no outputSchema");
+        assert!(
+            tool.name
+                .chars()
+                .all(|c| c.is_ascii_lowercase() || c == '_'),
+            "{name} is not snake_case"
+        );
+    }
+}
+
+async fn exercise_every_tool(client: &Client) {
+    check_tool_list(&client.list_all_tools().await.expect("tools/list"));
+
+    let tags = call(client, "list_api_tags", json!({})).await;
+    assert!(!is_error(&tags), "{}", text_of(&tags));
+    assert!(text_of(&tags).contains("pets (4)"));
+    let structured = tags.structured_content.expect("structuredContent");
+    assert_eq!(structured["tags"][0]["name"], "pets");
+
+    let endpoints = call(
+        client,
+        "list_endpoints_by_tag",
+        json!({"tag": "pets", "projectName": "pets", "limit": 2}),
+    )
+    .await;
+    assert!(!is_error(&endpoints), "{}", text_of(&endpoints));
+    let page = endpoints.structured_content.expect("structuredContent");
+    assert_eq!(page["endpoints"].as_array().unwrap().len(), 2);
+    assert_eq!(page["total"], 4);
+    assert_eq!(page["nextOffset"], 2);
+
+    let details = call(
+        client,
+        "get_endpoint_details",
+        json!({"operationId": "createPet"}),
+    )
+    .await;
+    assert!(!is_error(&details), "{}", text_of(&details));
+    let value = details.structured_content.expect("structuredContent");
+    assert_eq!(value["method"], "POST");
+    assert_eq!(
+        value["requestBody"]["schema"]["properties"]["name"]["type"],
+        "string"
+    );
+
+    let by_path = call(
+        client,
+        "get_endpoint_details",
+        json!({"method": "DELETE", "path": "/pets/{petId}"}),
+    )
+    .await;
+    assert_eq!(
+        by_path.structured_content.unwrap()["operationId"],
+        "deletePet"
+    );
+
+    let search = call(
+        client,
+        "search_api_documentation",
+        json!({"query": "place an order", "limit": 3}),
+    )
+    .await;
+    assert!(!is_error(&search), "{}", text_of(&search));
+    let value = search.structured_content.expect("structuredContent");
+    assert_eq!(value["results"][0]["operationId"], "placeOrder");
+    assert_eq!(value["mode"], "keyword");
+
+    // Bad calls come back as tool errors the model can read and fix.
+    let both = call(
+        client,
+        "search_api_documentation",
+        json!({"query": "pets", "tag": "pets", "limit": 3}),
+    )
+    .await;
+    assert!(is_error(&both));
+    assert!(text_of(&both).contains("exactly one"));
+
+    let wrong_type = call(
+        client,
+        "search_api_documentation",
+        json!({"query": "pets", "limit": "many"}),
+    )
+    .await;
+    assert!(is_error(&wrong_type));
+    assert!(
+        text_of(&wrong_type).contains("invalid arguments"),
+        "{}",
+        text_of(&wrong_type)
+    );
+
+    let missing_limit = call(client, "search_api_documentation", json!({"query": "pets"})).await;
+    assert!(is_error(&missing_limit));
+
+    let unknown_op = call(
+        client,
+        "get_endpoint_details",
+        json!({"operationId": "showPet"}),
+    )
+    .await;
+    assert!(is_error(&unknown_op));
+    assert!(
+        text_of(&unknown_op).contains("showPetById"),
+        "{}",
+        text_of(&unknown_op)
+    );
+
+    let unknown_project = call(client, "list_api_tags", json!({"projectName": "nope"})).await;
+    assert!(is_error(&unknown_project));
+    assert!(text_of(&unknown_project).contains("unknown project"));
+
+    let unknown_tag = call(client, "list_endpoints_by_tag", json!({"tag": "pet"})).await;
+    assert!(is_error(&unknown_tag));
+    assert!(
+        text_of(&unknown_tag).contains("pets"),
+        "{}",
+        text_of(&unknown_tag)
+    );
+}
+
+#[tokio::test]
+async fn every_tool_over_stdio() {
+    let dir = data_dir_with_petstore();
+    let bin = assert_cmd::cargo::cargo_bin("devlens");
+    let data_dir = dir.path().to_path_buf();
+    let transport = TokioChildProcess::new(tokio::process::Command::new(bin).configure(|cmd| {
+        cmd.arg("serve")
+            .env("DEVLENS_DATA_DIR", &data_dir)
+            .env_remove("DEVLENS_PROJECT")
+            .env_remove("PROJECT_NAME")
+            .current_dir(&data_dir);
+    }))
+    .expect("spawn devlens serve");
+    let client = ().serve(transport).await.expect("initialize over stdio");
+    let info = client.peer_info().expect("server info");
+    assert_eq!(
+        info.server_info.as_ref().map(|i| i.name.as_str()),
+        Some("devlens")
+    );
+    exercise_every_tool(&client).await;
+    client.cancel().await.expect("close");
+}
+
+/// Starts `devlens serve --http 127.0.0.1:0` and reads the address it announces on stderr.
+async fn spawn_http_server(data_dir: &std::path::Path) -> (tokio::process::Child, String) {
+    let bin = assert_cmd::cargo::cargo_bin("devlens");
+    let mut child = tokio::process::Command::new(bin)
+        .args(["serve", "--http", "127.0.0.1:0"])
+        .env("DEVLENS_DATA_DIR", data_dir)
+        .env_remove("DEVLENS_PROJECT")
+        .env_remove("PROJECT_NAME")
+        .env("NO_COLOR", "1")
+        .current_dir(data_dir)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("spawn devlens serve --http");
+    let stderr = child.stderr.take().expect("stderr");
+    let mut lines = BufReader::new(stderr).lines();
+    let base = tokio::time::timeout(Duration::from_secs(30), async {
+        while let Some(line) = lines.next_line().await.expect("read stderr") {
+            if let Some(rest) = line.split("MCP on ").nth(1) {
+                return rest.trim().trim_end_matches("/mcp").to_string();
+            }
+        }
+        panic!("server exited without announcing its address");
+    })
+    .await
+    .expect("server announced its address in time");
+    // Keep draining stderr so the server never blocks on a full pipe.
+    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+    (child, base)
+}
+
+#[tokio::test]
+async fn every_tool_over_streamable_http_and_the_rest_api() {
+    let dir = data_dir_with_petstore();
+    let (_server, base) = spawn_http_server(dir.path()).await;
+
+    let transport = StreamableHttpClientTransport::from_uri(format!("{base}/mcp"));
+    let client = ().serve(transport).await.expect("initialize over HTTP");
+    exercise_every_tool(&client).await;
+    client.cancel().await.expect("close");
+
+    let http = reqwest::Client::new();
+    let tags: Value = http
+        .get(format!("{base}/api/tags?project=pets"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(tags["tags"][1]["name"], "store");
+
+    let search = http
+        .post(format!("{base}/api/search"))
+        .json(&json!({"projectName": "pets", "query": "remove a pet", "method": "DELETE", "limit": 5}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(search.status(), 200);
+    let search: Value = search.json().await.unwrap();
+    assert_eq!(search["results"][0]["operationId"], "deletePet");
+
+    let missing = http
+        .get(format!("{base}/api/endpoint?project=pets&operationId=nope"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(missing.status(), 404);
+    let bad = http
+        .get(format!("{base}/api/search?project=pets&limit=5"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(bad.status(), 400);
+    let body: Value = bad.json().await.unwrap();
+    assert!(body["error"].as_str().unwrap().contains("exactly one"));
+
+    // DNS rebinding and cross-origin requests are refused on every route.
+    for path in ["/api/tags", "/mcp"] {
+        let foreign_host = http
+            .get(format!("{base}{path}"))
+            .header("Host", "evil.example.com")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(foreign_host.status(), 403, "{path}");
+        let foreign_origin = http
+            .get(format!("{base}{path}"))
+            .header("Origin", "http://evil.example.com")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(foreign_origin.status(), 403, "{path}");
+    }
+}
+
+/// The JSON-RPC message of a Streamable HTTP reply, whether sent as JSON or as an SSE stream.
+async fn rpc_reply(response: reqwest::Response) -> Value {
+    let is_sse = response
+        .headers()
+        .get("content-type")
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("text/event-stream"));
+    let body = response.text().await.expect("body");
+    if !is_sse {
+        return serde_json::from_str(&body).expect("JSON body");
+    }
+    body.lines()
+        .filter_map(|line| line.strip_prefix("data:"))
+        .filter_map(|data| serde_json::from_str::<Value>(data.trim()).ok())
+        .find(|message| message.get("id").is_some())
+        .expect("a JSON-RPC reply in the event stream")
+}
+
+#[tokio::test]
+async fn speaks_the_2025_11_25_handshake_and_2026_07_28_stateless_requests() {
+    let dir = data_dir_with_petstore();
+    let (_server, base) = spawn_http_server(dir.path()).await;
+    let http = reqwest::Client::new();
+    let post = |body: Value, version: &str, method: &str| {
+        http.post(format!("{base}/mcp"))
+            .header("Accept", "application/json, text/event-stream")
+            .header("MCP-Protocol-Version", version)
+            .header("Mcp-Method", method)
+            .json(&body)
+    };
+
+    let init = post(
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {},
+            "clientInfo": {"name": "raw-test", "version": "1"}}}),
+        "2025-11-25",
+        "initialize",
+    )
+    .send()
+    .await
+    .unwrap();
+    assert_eq!(init.status(), 200);
+    let reply = rpc_reply(init).await;
+    assert_eq!(reply["result"]["protocolVersion"], "2025-11-25", "{reply}");
+    assert_eq!(reply["result"]["serverInfo"]["name"], "devlens");
+
+    let meta = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": {"name": "raw-test", "version": "1"},
+        "io.modelcontextprotocol/clientCapabilities": {}
+    });
+    let discover = post(
+        json!({"jsonrpc": "2.0", "id": 2, "method": "server/discover", "params": {"_meta": meta}}),
+        "2026-07-28",
+        "server/discover",
+    )
+    .send()
+    .await
+    .unwrap();
+    let reply = rpc_reply(discover).await;
+    let versions = reply["result"]["supportedVersions"].to_string();
+    assert!(versions.contains("2026-07-28") && versions.contains("2025-11-25"), "{reply}");
+
+    let call = post(
+        json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {
+            "name": "list_api_tags", "arguments": {"projectName": "pets"}, "_meta": meta}}),
+        "2026-07-28",
+        "tools/call",
+    )
+    .header("Mcp-Name", "list_api_tags")
+    .send()
+    .await
+    .unwrap();
+    let reply = rpc_reply(call).await;
+    assert_eq!(
+        reply["result"]["structuredContent"]["tags"][0]["name"],
+        "pets",
+        "{reply}"
+    );
+}

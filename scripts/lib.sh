@@ -1,0 +1,74 @@
+# shellcheck shell=bash
+# Shared helpers for the scripts in this folder. Source it, don't run it:
+#   source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+#
+# Everything the project needs on a machine is installed by these scripts, so a
+# fresh machine and a long-lived one behave the same. Each helper installs only
+# what is missing and says what it does on stderr.
+
+REPO_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+DEVLENS_TESTDATA="${DEVLENS_TESTDATA:-$REPO_ROOT/.testdata}"
+case "$DEVLENS_TESTDATA" in /*) ;; *) DEVLENS_TESTDATA="$PWD/$DEVLENS_TESTDATA" ;; esac
+
+say() { printf '==> %s\n' "$*" >&2; }
+warn() { printf 'warning: %s\n' "$*" >&2; }
+die() {
+    printf 'error: %s\n' "$*" >&2
+    exit 1
+}
+
+_apt_updated=0
+
+# ensure_apt_packages PKG... — installs the Debian packages that are not
+# installed yet. `apt-get update` runs at most once per process, and only when
+# something is actually missing.
+ensure_apt_packages() {
+    local missing=() pkg
+    for pkg in "$@"; do
+        if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed'; then
+            missing+=("$pkg")
+        fi
+    done
+    [ "${#missing[@]}" -eq 0 ] && return 0
+    local sudo=()
+    [ "$(id -u)" -eq 0 ] || sudo=(sudo)
+    if [ "$_apt_updated" -eq 0 ]; then
+        say "apt-get update (needed for: ${missing[*]})"
+        "${sudo[@]}" apt-get update -qq >/dev/null
+        _apt_updated=1
+    fi
+    say "installing Debian packages: ${missing[*]}"
+    DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends \
+        "${missing[@]}" >/dev/null
+}
+
+# ensure_node_and_npm — Node and npm fetch the test data and run the MCP
+# conformance suite. The machine image ships them; install Debian's if absent.
+ensure_node_and_npm() {
+    command -v npm >/dev/null 2>&1 && command -v node >/dev/null 2>&1 && return 0
+    ensure_apt_packages nodejs
+    command -v npm >/dev/null 2>&1 || ensure_apt_packages npm
+}
+
+# require_cargo_subcommand NAME — the Rust toolchain comes with the machine and
+# cannot be downloaded here, so a missing piece is an error with a hint.
+require_cargo_subcommand() {
+    cargo "$1" --version >/dev/null 2>&1 ||
+        die "'cargo $1' is not available; install it with: rustup component add ${2:-$1}"
+}
+
+# npm_quiet ARGS... — npm without its notices (this machine's npmrc makes npm
+# warn about an unknown key on every call); errors still show.
+npm_quiet() {
+    npm --loglevel=error --no-audit --no-fund --no-update-notifier "$@"
+}
+
+# fmt_duration SECONDS — "1m05s".
+fmt_duration() {
+    local s=$1
+    if [ "$s" -ge 60 ]; then
+        printf '%dm%02ds' $((s / 60)) $((s % 60))
+    else
+        printf '%ds' "$s"
+    fi
+}
