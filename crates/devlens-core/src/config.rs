@@ -29,6 +29,27 @@ pub struct ServerSettings {
     pub allowed_origins: Vec<String>,
 }
 
+/// `[embedding]`: which embedding provider and model semantic search uses.
+///
+/// Environment variables (`EMBEDDING_PROVIDER`, `OPENAI_EMBED_MODEL`, …) override these; API keys
+/// are read from the environment only, never from this file, so it can be committed.
+#[derive(Debug, Clone, Default, Deserialize, Serialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct EmbeddingSettings {
+    /// `local` (default), `openai`, `gemini`, `ollama`, or `auto`.
+    pub provider: Option<String>,
+    /// Model name for the chosen provider.
+    pub model: Option<String>,
+    /// Base URL of an OpenAI-compatible or Ollama server.
+    pub base_url: Option<String>,
+    /// Texts per request (remote) or per forward pass (local).
+    pub batch_size: Option<usize>,
+    /// Output dimensions where the provider can reduce them (Gemini `outputDimensionality`).
+    pub dimensions: Option<usize>,
+    /// Folder of the local model (config.json, tokenizer.json, model.safetensors).
+    pub model_dir: Option<PathBuf>,
+}
+
 /// A project declared in `devlens.toml`.
 #[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields)]
@@ -48,6 +69,7 @@ pub struct ConfigFile {
     pub projects_file: Option<PathBuf>,
     pub projects: Vec<ProjectEntry>,
     pub server: ServerSettings,
+    pub embedding: EmbeddingSettings,
 }
 
 /// The resolved configuration: where data lives and what the config file said.

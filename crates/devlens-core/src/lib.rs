@@ -9,7 +9,7 @@ pub mod paths;
 pub mod projects;
 pub mod suggest;
 
-pub use config::{Config, ConfigOverrides, ServerSettings};
+pub use config::{Config, ConfigOverrides, EmbeddingSettings, ServerSettings};
 pub use error::CoreError;
 pub use paths::DataDir;
 pub use projects::{Project, ProjectRegistry};

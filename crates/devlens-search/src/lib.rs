@@ -3,12 +3,19 @@
 //! Corpora describe their documents as a few weighted text fields; this crate ranks them. Today it
 //! holds the BM25 keyword index (tantivy, in RAM: the corpora we index are at most tens of
 //! thousands of short documents, so building in memory takes milliseconds and needs no files to
-//! keep consistent). Vector and hybrid ranking join it behind the same document ids.
+//! keep consistent), an exact vector index, and rank fusion for hybrid search. All three speak
+//! the same document ids: a document's position in the corpus.
 
+pub mod fusion;
 pub mod keyword;
+pub mod store;
 pub mod text;
+pub mod vector;
 
+pub use fusion::reciprocal_rank_fusion;
 pub use keyword::{KeywordField, KeywordHit, KeywordIndex};
+pub use store::{FileStore, StoreError, StoredIndex};
+pub use vector::{VectorHit, VectorIndex};
 
 /// Errors of building or querying an index.
 #[derive(Debug, thiserror::Error)]
