@@ -128,7 +128,7 @@ pub(crate) fn build(
         request_body: raw_op
             .get("requestBody")
             .and_then(|rb| request_body(docs, rb, doc, limits)),
-        responses: responses(docs, raw_op.get("responses"), doc, limits),
+        responses: responses(docs, raw_op.get("responses"), doc, &limits.for_responses()),
     })
 }
 
@@ -179,8 +179,12 @@ fn parameter(docs: &DocSet, raw: &Value, doc: DocId, limits: &DetailLimits) -> P
             .and_then(|c| pick_content(c))
             .and_then(|(_, media)| media.get("schema"))
     });
+    let name = text(p.value.get("name")).unwrap_or_default();
+    // Generated specs often describe `address__city` as "address__city": no information.
+    let description = short(p.value.get("description"), limits.max_param_description)
+        .filter(|d| !d.trim_end_matches('.').eq_ignore_ascii_case(&name));
     ParameterDetails {
-        name: text(p.value.get("name")).unwrap_or_default(),
+        name,
         required: location == "path"
             || p.value.get("required").and_then(Value::as_bool) == Some(true),
         location,
@@ -188,7 +192,7 @@ fn parameter(docs: &DocSet, raw: &Value, doc: DocId, limits: &DetailLimits) -> P
             || Value::Object(Map::new()),
             |s| compact_schema(docs, s, p.doc, Direction::Neutral, limits),
         ),
-        description: short(p.value.get("description"), limits.max_param_description),
+        description,
     }
 }
 
@@ -314,6 +318,9 @@ fn short(v: Option<&Value>, max: usize) -> Option<String> {
 
 /// Characters of the operation description in the text form.
 const TEXT_DESCRIPTION_CHARS: usize = 300;
+/// Parameters shown with type and description in the text form; further optional ones are
+/// listed by name only (filter-heavy endpoints have hundreds).
+const TEXT_FULL_PARAMETERS: usize = 40;
 
 impl EndpointDetails {
     /// A compact, exact text form for agents, e.g.:
@@ -337,20 +344,39 @@ impl EndpointDetails {
             s.push_str("  [deprecated]");
         }
         s.push('\n');
-        if let Some(summary) = &self.summary {
+        let summary = self
+            .summary
+            .as_deref()
+            .map(|s| paragraph(s, TEXT_DESCRIPTION_CHARS));
+        if let Some(summary) = &summary {
             s.push_str(summary);
             s.push('\n');
         }
         if let Some(d) = &self.description {
             let d = paragraph(d, TEXT_DESCRIPTION_CHARS);
-            if !d.is_empty() && Some(&d) != self.summary.as_ref() {
+            if !d.is_empty() && Some(&d) != summary.as_ref() {
                 s.push_str(&d);
                 s.push('\n');
             }
         }
         if !self.parameters.is_empty() {
             s.push_str("params:\n");
+            // Required parameters always; optional ones in full up to a point, then by name.
+            let optional_room = TEXT_FULL_PARAMETERS
+                .saturating_sub(self.parameters.iter().filter(|p| p.required).count());
+            let mut optional_seen = 0;
+            let mut by_name: Vec<(&str, Vec<&str>)> = Vec::new();
             for p in &self.parameters {
+                if !p.required {
+                    optional_seen += 1;
+                    if optional_seen > optional_room {
+                        match by_name.iter_mut().find(|(loc, _)| *loc == p.location) {
+                            Some((_, names)) => names.push(&p.name),
+                            None => by_name.push((&p.location, vec![&p.name])),
+                        }
+                        continue;
+                    }
+                }
                 let required = if p.required { ", required" } else { "" };
                 let _ = write!(
                     s,
@@ -366,6 +392,14 @@ impl EndpointDetails {
                     let _ = write!(s, " — {d}");
                 }
                 s.push('\n');
+            }
+            for (location, names) in by_name {
+                let _ = writeln!(
+                    s,
+                    "  …+{} more optional ({location}): {}",
+                    names.len(),
+                    names.join(", ")
+                );
             }
         }
         if let Some(b) = &self.request_body {
@@ -394,8 +428,7 @@ impl EndpointDetails {
             let shown = match (&r.content_type, &r.schema) {
                 (_, Some(schema)) => schema_text(schema),
                 (Some(ct), None) => ct.clone(),
-                (None, None) if r.description.is_empty() => "no body".into(),
-                (None, None) => format!("no body — {}", r.description),
+                (None, None) => "no body".into(),
             };
             match &r.content_type {
                 Some(ct) if !is_json(ct) && r.schema.is_some() => {
@@ -417,7 +450,8 @@ impl EndpointDetails {
 }
 
 /// The first paragraph, whitespace collapsed, capped.
-fn paragraph(text: &str, max: usize) -> String {
+pub(crate) fn paragraph(text: &str, max: usize) -> String {
+    let text = crate::schema::strip_html_tags(text);
     let p = text.trim().split("\n\n").next().unwrap_or("");
     truncate_chars(&p.split_whitespace().collect::<Vec<_>>().join(" "), max)
 }

@@ -40,7 +40,6 @@ mod schema;
 pub mod search;
 mod source;
 mod spec;
-mod suggest;
 mod text;
 
 pub use details::{EndpointDetails, ParameterDetails, RequestBodyDetails, ResponseDetails};

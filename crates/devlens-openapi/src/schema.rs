@@ -44,6 +44,23 @@ pub struct DetailLimits {
     pub max_operation_description: usize,
     /// Refs open at once on one path (a chain of distinct schemas); guards the stack.
     pub max_open_refs: usize,
+    /// Nesting shown in response schemas. Responses are read, not written: an agent needs the
+    /// top levels to know what comes back, and deep response trees (GitHub's issue embeds a
+    /// user, a repository, a milestone…) are where token budgets go to die.
+    pub max_response_depth: usize,
+    /// Schema nodes per response schema.
+    pub max_response_nodes: usize,
+}
+
+impl DetailLimits {
+    /// The bounds applied to response schemas.
+    pub fn for_responses(&self) -> DetailLimits {
+        DetailLimits {
+            max_depth: self.max_depth.min(self.max_response_depth),
+            max_nodes: self.max_nodes.min(self.max_response_nodes),
+            ..*self
+        }
+    }
 }
 
 impl Default for DetailLimits {
@@ -58,6 +75,8 @@ impl Default for DetailLimits {
             max_param_description: 200,
             max_operation_description: 2000,
             max_open_refs: 48,
+            max_response_depth: 3,
+            max_response_nodes: 150,
         }
     }
 }
@@ -87,21 +106,17 @@ pub(crate) fn compact_schema(
     direction: Direction,
     limits: &DetailLimits,
 ) -> Value {
-    let mut c = Compactor::new(docs, direction, limits, limits.max_depth);
-    let full = c.compact(schema, doc, 0);
-    if !c.over_budget {
+    // The measuring pass renders too: when nothing had to be cut, its output is the answer.
+    let mut measure = Compactor::new(docs, direction, limits, limits.max_depth);
+    measure.per_depth = Some(vec![0; limits.max_depth + 2]);
+    let full = measure.compact(schema, doc, 0);
+    if measure.depth_limit == limits.max_depth && measure.nodes <= limits.max_nodes {
         return full;
     }
-    // Too big: the deepest uniform cut that fits keeps the overview (all top-level fields).
-    let mut last = full;
-    for depth in (0..limits.max_depth).rev() {
-        let mut c = Compactor::new(docs, direction, limits, depth);
-        last = c.compact(schema, doc, 0);
-        if !c.over_budget {
-            break;
-        }
-    }
-    last
+    // Too big: the deepest uniform cut that fits keeps the overview (all top-level fields)
+    // instead of letting the first deep property eat the budget; the measuring pass found it.
+    let mut c = Compactor::new(docs, direction, limits, measure.depth_limit);
+    c.compact(schema, doc, 0)
 }
 
 /// One piece of a schema being merged: a schema object from some document, or a marker that
@@ -124,6 +139,10 @@ struct Compactor<'a> {
     open: Vec<(DocId, String)>,
     /// Refs followed by the `gather` calls currently on the stack (a subset of `open`).
     chain: Vec<(DocId, String)>,
+    /// Measuring mode: nodes counted per depth instead of a budget, and `depth_limit` lowered
+    /// as soon as the nodes down to `depth_limit + 1` (where containers become stubs) exceed
+    /// the budget, so deeper levels are not visited in vain.
+    per_depth: Option<Vec<usize>>,
 }
 
 impl<'a> Compactor<'a> {
@@ -142,6 +161,7 @@ impl<'a> Compactor<'a> {
             over_budget: false,
             open: Vec::new(),
             chain: Vec::new(),
+            per_depth: None,
         }
     }
 
@@ -238,10 +258,8 @@ impl<'a> Compactor<'a> {
                 Part::Schema(..) => None,
             })
             .collect();
-        let meaningful = schemas
-            .iter()
-            .any(|(_, m)| m.keys().any(|k| KEPT.contains(&k.as_str())));
-        if !meaningful {
+        let kw = Keywords::scan(&schemas);
+        if !kw.meaningful {
             return match markers.as_slice() {
                 [] => json!({}),
                 [one] => (*one).clone(),
@@ -249,31 +267,34 @@ impl<'a> Compactor<'a> {
             };
         }
         self.nodes += 1;
-        if self.nodes > self.limits.max_nodes {
+        if let Some(per_depth) = &mut self.per_depth {
+            if let Some(n) = per_depth.get_mut(depth) {
+                *n += 1;
+            }
+            while self.depth_limit > 0
+                && per_depth.iter().take(self.depth_limit + 2).sum::<usize>()
+                    > self.limits.max_nodes
+            {
+                self.depth_limit -= 1;
+            }
+        } else if self.nodes > self.limits.max_nodes {
             self.over_budget = true;
             return json!({ "$truncated": "size" });
         }
 
-        let first = |key: &str| {
-            schemas
-                .iter()
-                .find_map(|(d, m)| m.get(key).map(|v| (*d, v)))
-        };
-        let any_true = |key: &str| {
-            schemas
-                .iter()
-                .any(|(_, m)| m.get(key).and_then(Value::as_bool) == Some(true))
-        };
-
         let mut out = Map::new();
-        let mut ty = first("type").map(|(_, v)| v.clone());
-        let mut format = first("format").map(|(_, v)| v.clone());
+        let mut ty = kw.ty.cloned();
+        let mut format = kw.format.cloned();
         if ty.as_ref().and_then(Value::as_str) == Some("file") {
             ty = Some(json!("string"));
             format = Some(json!("binary"));
         }
-        let properties: Vec<(&'a String, DocId, &'a Value)> = self.collect_properties(&schemas);
-        let items = first("items").filter(|(_, v)| v.is_object() || v.is_boolean());
+        let properties: Vec<(&'a String, DocId, &'a Value)> = if kw.with_properties > 0 {
+            self.collect_properties(&schemas, kw.with_properties > 1)
+        } else {
+            Vec::new()
+        };
+        let items = kw.items.filter(|(_, v)| v.is_object() || v.is_boolean());
         if ty.is_none() {
             if !properties.is_empty() {
                 ty = Some(json!("object"));
@@ -282,10 +303,11 @@ impl<'a> Compactor<'a> {
             }
         }
 
-        let additional = first("additionalProperties").filter(|(_, v)| v.is_object());
-        let variants = first("oneOf")
+        let additional = kw.additional.filter(|(_, v)| v.is_object());
+        let variants = kw
+            .one_of
             .map(|v| ("oneOf", v))
-            .or_else(|| first("anyOf").map(|v| ("anyOf", v)))
+            .or_else(|| kw.any_of.map(|v| ("anyOf", v)))
             .filter(|(_, (_, v))| v.as_array().is_some_and(|a| !a.is_empty()));
 
         let is_container = !properties.is_empty()
@@ -306,13 +328,13 @@ impl<'a> Compactor<'a> {
         if let Some(f) = format {
             out.insert("format".into(), f);
         }
-        if any_true("nullable") || any_true("x-nullable") {
+        if kw.nullable {
             out.insert("nullable".into(), Value::Bool(true));
         }
-        if let Some((_, c)) = first("const") {
+        if let Some(c) = kw.constant {
             out.insert("const".into(), c.clone());
         }
-        if let Some((_, Value::Array(values))) = first("enum") {
+        if let Some(Value::Array(values)) = kw.enumeration {
             let shown: Vec<Value> = values.iter().take(self.limits.max_enum).cloned().collect();
             out.insert("enum".into(), Value::Array(shown));
             if values.len() > self.limits.max_enum {
@@ -322,25 +344,25 @@ impl<'a> Compactor<'a> {
                 );
             }
         }
-        if let Some((_, d)) = first("default")
-            && serde_json::to_string(d).is_ok_and(|s| s.len() <= MAX_DEFAULT_CHARS)
+        if let Some(d) = kw.default
+            && small_json(d, MAX_DEFAULT_CHARS)
         {
             out.insert("default".into(), d.clone());
         }
-        for key in BOUNDS {
-            if let Some((_, v)) = first(key)
+        for (key, v) in BOUNDS.iter().zip(kw.bounds) {
+            if let Some(v) = v
                 && (v.is_number() || v.is_boolean() || v.is_string())
             {
                 out.insert((*key).to_string(), v.clone());
             }
         }
-        if let Some((_, Value::String(d))) = first("description") {
+        if let Some(Value::String(d)) = kw.description {
             let d = first_sentence(d, self.limits.max_description);
             if !d.is_empty() {
                 out.insert("description".into(), Value::String(d));
             }
         }
-        if let Some((_, Value::Object(disc))) = first("discriminator")
+        if let Some(Value::Object(disc)) = kw.discriminator
             && let Some(p) = disc.get("propertyName")
         {
             out.insert("discriminator".into(), json!({ "propertyName": p }));
@@ -367,8 +389,7 @@ impl<'a> Compactor<'a> {
                 .take(self.limits.max_variants)
                 .enumerate()
             {
-                if self.nodes >= self.limits.max_nodes {
-                    self.over_budget = true;
+                if self.out_of_nodes() {
                     omitted += alternatives.len().min(self.limits.max_variants) - i;
                     break;
                 }
@@ -388,9 +409,17 @@ impl<'a> Compactor<'a> {
         Value::Object(out)
     }
 
-    fn child(&mut self, schema: &'a Value, doc: DocId, depth: usize) -> Value {
-        if self.nodes >= self.limits.max_nodes {
+    /// Is the node budget spent? (Never while measuring.)
+    fn out_of_nodes(&mut self) -> bool {
+        if self.per_depth.is_none() && self.nodes >= self.limits.max_nodes {
             self.over_budget = true;
+            return true;
+        }
+        false
+    }
+
+    fn child(&mut self, schema: &'a Value, doc: DocId, depth: usize) -> Value {
+        if self.out_of_nodes() {
             return json!({ "$truncated": "size" });
         }
         self.compact(schema, doc, depth + 1)
@@ -401,6 +430,7 @@ impl<'a> Compactor<'a> {
     fn collect_properties(
         &self,
         schemas: &[(DocId, &'a Map<String, Value>)],
+        dedup: bool,
     ) -> Vec<(&'a String, DocId, &'a Value)> {
         let mut out: Vec<(&'a String, DocId, &'a Value)> = Vec::new();
         let mut seen = std::collections::HashSet::new();
@@ -409,7 +439,7 @@ impl<'a> Compactor<'a> {
                 continue;
             };
             for (name, schema) in props {
-                if !seen.insert(name.as_str()) {
+                if dedup && !seen.insert(name.as_str()) {
                     continue;
                 }
                 let hidden = match self.direction {
@@ -472,8 +502,7 @@ impl<'a> Compactor<'a> {
             if !*k {
                 continue;
             }
-            if self.nodes >= self.limits.max_nodes {
-                self.over_budget = true;
+            if self.out_of_nodes() {
                 omitted += keep
                     .get(i..)
                     .map_or(0, |rest| rest.iter().filter(|k| **k).count());
@@ -544,33 +573,120 @@ impl<'a> Compactor<'a> {
     }
 }
 
-/// Keywords that make a schema piece worth a node of its own.
-const KEPT: &[&str] = &[
-    "type",
-    "format",
-    "nullable",
-    "x-nullable",
-    "const",
-    "enum",
-    "default",
-    "description",
-    "properties",
-    "required",
-    "additionalProperties",
-    "items",
-    "oneOf",
-    "anyOf",
-    "discriminator",
-    "minimum",
-    "maximum",
-    "exclusiveMinimum",
-    "exclusiveMaximum",
-    "minLength",
-    "maxLength",
-    "pattern",
-    "minItems",
-    "maxItems",
-];
+/// The keywords of one schema node, gathered in one pass over its pieces (the first piece that
+/// has a keyword wins), so that building a node does not look each keyword up in each piece.
+#[derive(Default)]
+struct Keywords<'a> {
+    /// Any keyword that makes the node worth rendering.
+    meaningful: bool,
+    ty: Option<&'a Value>,
+    format: Option<&'a Value>,
+    nullable: bool,
+    constant: Option<&'a Value>,
+    enumeration: Option<&'a Value>,
+    default: Option<&'a Value>,
+    description: Option<&'a Value>,
+    discriminator: Option<&'a Value>,
+    bounds: [Option<&'a Value>; BOUNDS.len()],
+    items: Option<(DocId, &'a Value)>,
+    additional: Option<(DocId, &'a Value)>,
+    one_of: Option<(DocId, &'a Value)>,
+    any_of: Option<(DocId, &'a Value)>,
+    /// How many pieces have `properties`.
+    with_properties: usize,
+}
+
+impl<'a> Keywords<'a> {
+    fn scan(schemas: &[(DocId, &'a Map<String, Value>)]) -> Keywords<'a> {
+        fn first<T>(slot: &mut Option<T>, value: T) {
+            if slot.is_none() {
+                *slot = Some(value);
+            }
+        }
+        let mut kw = Keywords::default();
+        for &(doc, map) in schemas {
+            for (key, v) in map {
+                let kept = match key.as_str() {
+                    "type" => {
+                        first(&mut kw.ty, v);
+                        true
+                    }
+                    "format" => {
+                        first(&mut kw.format, v);
+                        true
+                    }
+                    "nullable" | "x-nullable" => {
+                        kw.nullable |= v.as_bool() == Some(true);
+                        true
+                    }
+                    "const" => {
+                        first(&mut kw.constant, v);
+                        true
+                    }
+                    "enum" => {
+                        first(&mut kw.enumeration, v);
+                        true
+                    }
+                    "default" => {
+                        first(&mut kw.default, v);
+                        true
+                    }
+                    "description" => {
+                        first(&mut kw.description, v);
+                        true
+                    }
+                    "discriminator" => {
+                        first(&mut kw.discriminator, v);
+                        true
+                    }
+                    "items" => {
+                        first(&mut kw.items, (doc, v));
+                        true
+                    }
+                    "additionalProperties" => {
+                        first(&mut kw.additional, (doc, v));
+                        true
+                    }
+                    "oneOf" => {
+                        first(&mut kw.one_of, (doc, v));
+                        true
+                    }
+                    "anyOf" => {
+                        first(&mut kw.any_of, (doc, v));
+                        true
+                    }
+                    "properties" => {
+                        kw.with_properties += 1;
+                        true
+                    }
+                    "required" => true,
+                    other => match BOUNDS.iter().position(|b| *b == other) {
+                        Some(i) => {
+                            if let Some(slot) = kw.bounds.get_mut(i) {
+                                first(slot, v);
+                            }
+                            true
+                        }
+                        None => false,
+                    },
+                };
+                kw.meaningful |= kept;
+            }
+        }
+        kw
+    }
+}
+
+/// Is a value's JSON shorter than `max` characters? Counted without serialising big values.
+fn small_json(v: &Value, max: usize) -> bool {
+    match v {
+        Value::String(s) => s.len() + 2 <= max,
+        Value::Array(_) | Value::Object(_) => {
+            serde_json::to_string(v).is_ok_and(|s| s.len() <= max)
+        }
+        _ => true,
+    }
+}
 
 /// Validation keywords copied as they are.
 const BOUNDS: &[&str] = &[
@@ -589,24 +705,96 @@ const BOUNDS: &[&str] = &[
 /// ellipsis. A sentence ends at `. `, `! `, `? ` or a blank line; `e.g. ` and `i.e. ` do not end
 /// one.
 pub(crate) fn first_sentence(text: &str, max: usize) -> String {
-    let paragraph = text.trim().split("\n\n").next().unwrap_or("");
-    let collapsed: String = paragraph.split_whitespace().collect::<Vec<_>>().join(" ");
-    let mut end = collapsed.len();
-    let bytes = collapsed.as_bytes();
-    for (i, c) in collapsed.char_indices() {
-        if matches!(c, '.' | '!' | '?') && bytes.get(i + 1) == Some(&b' ') {
-            let before = collapsed.get(..i).unwrap_or("");
-            let abbreviation = ["e.g", "i.e", "etc", "vs", "approx"]
-                .iter()
-                .any(|a| before.to_ascii_lowercase().ends_with(a));
-            if !abbreviation {
-                end = i + 1;
-                break;
+    let text = strip_html_tags(text);
+    // One pass over at most about `max` characters: long descriptions cost no more than short.
+    let mut out = String::with_capacity(max.min(text.len()) + 4);
+    let mut chars = text.trim().chars().peekable();
+    let mut count = 0;
+    let mut pending_space = false;
+    while let Some(c) = chars.next() {
+        if c.is_whitespace() {
+            if c == '\n' && chars.peek().is_some_and(|n| *n == '\n' || *n == '\r') {
+                break; // blank line: end of the paragraph
             }
+            pending_space = true;
+            continue;
+        }
+        if pending_space && !out.is_empty() {
+            out.push(' ');
+            count += 1;
+        }
+        pending_space = false;
+        out.push(c);
+        count += 1;
+        if matches!(c, '.' | '!' | '?')
+            && chars.peek().is_some_and(|n| n.is_whitespace())
+            && !ends_with_abbreviation(&out)
+        {
+            break;
+        }
+        if count > max {
+            break;
         }
     }
-    let sentence = collapsed.get(..end).unwrap_or(&collapsed);
-    truncate_chars(sentence, max)
+    truncate_chars(&out, max)
+}
+
+/// Removes HTML tags (`<p>`, `</code>`, `<a href="...">`) that some generators put into
+/// descriptions; a `<` that does not start a tag (`a < b`, `<owner>` placeholders in prose are
+/// rare but `<` is common) stays.
+pub(crate) fn strip_html_tags(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.contains('<') {
+        return text.into();
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(open) = rest.find('<') {
+        out.push_str(rest.get(..open).unwrap_or(""));
+        let after = rest.get(open + 1..).unwrap_or("");
+        let name_start = after.strip_prefix('/').unwrap_or(after);
+        let is_tag = name_start
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic())
+            && after.find('>').is_some_and(|close| {
+                let inner = after.get(..close).unwrap_or("");
+                let name: String = name_start
+                    .chars()
+                    .take_while(|c| c.is_ascii_alphanumeric())
+                    .collect();
+                HTML_TAGS.contains(&name.to_ascii_lowercase().as_str()) && !inner.contains('<')
+            });
+        if is_tag {
+            let close = after.find('>').unwrap_or(0);
+            rest = after.get(close + 1..).unwrap_or("");
+        } else {
+            out.push('<');
+            rest = after;
+        }
+    }
+    out.push_str(rest);
+    out.into()
+}
+
+/// Tags stripped from descriptions; anything else in angle brackets is kept as text.
+const HTML_TAGS: &[&str] = &[
+    "a", "b", "br", "code", "div", "em", "h1", "h2", "h3", "h4", "i", "li", "ol", "p", "pre",
+    "span", "strong", "table", "td", "th", "tr", "u", "ul",
+];
+
+fn ends_with_abbreviation(s: &str) -> bool {
+    let tail: String = s
+        .chars()
+        .rev()
+        .take(7)
+        .collect::<Vec<_>>()
+        .into_iter()
+        .rev()
+        .collect::<String>()
+        .to_ascii_lowercase();
+    ["e.g.", "i.e.", "etc.", " vs.", "approx."]
+        .iter()
+        .any(|a| tail.ends_with(a))
 }
 
 /// Cuts at `max` characters (not bytes), on a word boundary when one is near, adding `…`.
@@ -827,6 +1015,19 @@ mod tests {
             ),
             json!({"type": ["string", "null"]})
         );
+    }
+
+    #[test]
+    fn html_tags_are_stripped_from_descriptions() {
+        assert_eq!(
+            first_sentence("<p>Creates a new <code>customer</code> object.</p>", 120),
+            "Creates a new customer object."
+        );
+        assert_eq!(
+            first_sentence("Use a < b and <owner>.", 120),
+            "Use a < b and <owner>."
+        );
+        assert_eq!(strip_html_tags("x <a href=\"y\">link</a> <"), "x link <");
     }
 
     #[test]

@@ -18,7 +18,10 @@ use crate::normalize::swagger2_to_openapi3;
 use crate::parse::{SpecKind, detect_kind, parse_document};
 use crate::resolve::{DocSet, Document};
 use crate::schema::DetailLimits;
-use crate::suggest::{self, MAX_SUGGESTIONS};
+use devlens_core::suggest;
+
+/// At most this many suggestions per error.
+const MAX_SUGGESTIONS: usize = 5;
 
 /// A loaded spec: Swagger 2.0 already turned into the 3.x shape, external documents bundled,
 /// operations extracted. Immutable and shared (`Arc<ApiSpec>`) between callers.
@@ -39,6 +42,8 @@ pub struct ApiSpec {
     by_id: HashMap<String, usize>,
     by_route: HashMap<(String, String), usize>,
     by_loose_route: HashMap<(String, String), usize>,
+    /// Tags as [`ApiSpec::tags`] returns them, with the operations under each.
+    tags: Vec<(TagSummary, Vec<usize>)>,
     /// External files with their stamps when loaded, so a cache can tell when to reload.
     pub(crate) external_files: Vec<(PathBuf, crate::load::Stamp)>,
 }
@@ -114,7 +119,9 @@ impl ApiSpec {
                 .entry((op.method.clone(), loose_path(&op.path)))
                 .or_insert(i);
         }
+        let tags = collect_tags(docs.root(), &operations);
         ApiSpec {
+            tags,
             swagger_hash,
             source,
             title,
@@ -153,67 +160,32 @@ impl ApiSpec {
     /// description), then tags only used by operations, in first-seen order. Operations without
     /// tags are counted under `default`. Tags with no endpoints are left out.
     pub fn tags(&self) -> Vec<TagSummary> {
-        let mut tags: Vec<TagSummary> = Vec::new();
-        let mut index: HashMap<String, usize> = HashMap::new();
-        if let Some(declared) = self.docs.root().get("tags").and_then(Value::as_array) {
-            for t in declared {
-                let Some(name) = text(t.get("name")) else {
-                    continue;
-                };
-                if index.contains_key(&name) {
-                    continue;
-                }
-                index.insert(name.clone(), tags.len());
-                tags.push(TagSummary {
-                    name,
-                    description: text(t.get("description")),
-                    endpoints: 0,
-                });
-            }
-        }
-        for op in &self.operations {
-            let names: &[String] = &op.tags;
-            let default = [DEFAULT_TAG.to_string()];
-            let names = if names.is_empty() {
-                &default[..]
-            } else {
-                names
-            };
-            for name in names {
-                let i = *index.entry(name.clone()).or_insert_with(|| {
-                    tags.push(TagSummary {
-                        name: name.clone(),
-                        description: None,
-                        endpoints: 0,
-                    });
-                    tags.len() - 1
-                });
-                if let Some(t) = tags.get_mut(i) {
-                    t.endpoints += 1;
-                }
-            }
-        }
-        tags.retain(|t| t.endpoints > 0);
-        tags
+        self.tags.iter().map(|(t, _)| t.clone()).collect()
     }
 
     /// The endpoints carrying a tag (exact name, else case-insensitive), in document order.
     pub fn endpoints_by_tag(&self, tag: &str) -> Result<Vec<EndpointSummary>, OpenApiError> {
         let wanted = tag.trim();
-        let tags = self.tags();
-        let name = tags
+        let (_, ops) = self
+            .tags
             .iter()
-            .find(|t| t.name == wanted)
-            .or_else(|| tags.iter().find(|t| t.name.eq_ignore_ascii_case(wanted)))
-            .map(|t| t.name.clone())
+            .find(|(t, _)| t.name == wanted)
+            .or_else(|| {
+                self.tags
+                    .iter()
+                    .find(|(t, _)| t.name.eq_ignore_ascii_case(wanted))
+            })
             .ok_or_else(|| OpenApiError::UnknownTag {
                 tag: wanted.to_string(),
-                suggestions: suggest::closest(wanted, tags.iter().map(|t| t.name.as_str())),
+                suggestions: suggest::closest(
+                    wanted,
+                    self.tags.iter().map(|(t, _)| t.name.as_str()),
+                    MAX_SUGGESTIONS,
+                ),
             })?;
-        Ok(self
-            .operations
+        Ok(ops
             .iter()
-            .filter(|op| op.tags.contains(&name) || (op.tags.is_empty() && name == DEFAULT_TAG))
+            .filter_map(|&i| self.operations.get(i))
             .map(EndpointSummary::from)
             .collect())
     }
@@ -259,6 +231,7 @@ impl ApiSpec {
                         self.operations
                             .iter()
                             .filter_map(|op| op.operation_id.as_deref()),
+                        MAX_SUGGESTIONS,
                     ),
                 })
             }
@@ -269,7 +242,10 @@ impl ApiSpec {
     fn find_route(&self, method: &str, path: &str) -> Result<usize, OpenApiError> {
         let method = method.trim().to_ascii_uppercase();
         // As written first: some specs put query strings in path keys (`/rest?method=x`).
-        if let Some(&i) = self.by_route.get(&(method.clone(), path.trim().to_string())) {
+        if let Some(&i) = self
+            .by_route
+            .get(&(method.clone(), path.trim().to_string()))
+        {
             return Ok(i);
         }
         let path = path_of(path.trim());
@@ -400,4 +376,57 @@ fn path_of(input: &str) -> String {
     } else {
         format!("/{p}")
     }
+}
+
+/// Characters of a tag description: its first paragraph, enough to choose a tag by.
+const TAG_DESCRIPTION_CHARS: usize = 300;
+
+/// Declared tags in document order (with their description), then tags only used by
+/// operations, in first-seen order; untagged operations under `default`; empty tags dropped.
+fn collect_tags(root: &Value, operations: &[Operation]) -> Vec<(TagSummary, Vec<usize>)> {
+    let mut tags: Vec<(TagSummary, Vec<usize>)> = Vec::new();
+    let mut index: HashMap<String, usize> = HashMap::new();
+    if let Some(declared) = root.get("tags").and_then(Value::as_array) {
+        for t in declared {
+            let Some(name) = text(t.get("name")) else {
+                continue;
+            };
+            if index.contains_key(&name) {
+                continue;
+            }
+            index.insert(name.clone(), tags.len());
+            let summary = TagSummary {
+                name,
+                description: text(t.get("description"))
+                    .map(|d| crate::details::paragraph(&d, TAG_DESCRIPTION_CHARS)),
+                endpoints: 0,
+            };
+            tags.push((summary, Vec::new()));
+        }
+    }
+    let default = [DEFAULT_TAG.to_string()];
+    for (op_index, op) in operations.iter().enumerate() {
+        let names = if op.tags.is_empty() {
+            &default[..]
+        } else {
+            &op.tags[..]
+        };
+        for name in names {
+            let i = *index.entry(name.clone()).or_insert_with(|| {
+                let summary = TagSummary {
+                    name: name.clone(),
+                    description: None,
+                    endpoints: 0,
+                };
+                tags.push((summary, Vec::new()));
+                tags.len() - 1
+            });
+            if let Some((t, ops)) = tags.get_mut(i) {
+                t.endpoints += 1;
+                ops.push(op_index);
+            }
+        }
+    }
+    tags.retain(|(t, _)| t.endpoints > 0);
+    tags
 }

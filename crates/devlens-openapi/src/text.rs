@@ -159,11 +159,38 @@ fn array_text(m: &Map<String, Value>) -> String {
         return "any[]".into();
     };
     let inner = schema_text(items);
-    if inner.contains(" | ") || inner.contains(" & ") {
+    if is_union(items) {
         format!("({inner})[]")
     } else {
         format!("{inner}[]")
     }
+}
+
+/// Does a schema render as `A | B` (or `A & B`) at its top level, so that `[]` after it needs
+/// parentheses? Mirrors the choices made in `render`.
+fn is_union(v: &Value) -> bool {
+    let Some(m) = v.as_object() else {
+        return false;
+    };
+    if m.contains_key("$cycle") || m.contains_key("$unresolved") {
+        return false;
+    }
+    let count = |key: &str| m.get(key).and_then(Value::as_array).map_or(0, Vec::len);
+    let nullable = m.get("nullable").and_then(Value::as_bool) == Some(true);
+    let types = match m.get("type") {
+        Some(Value::Array(ts)) => ts.len(),
+        _ => 1,
+    };
+    let alternatives = if m.contains_key("const") {
+        1
+    } else if m.contains_key("enum") {
+        count("enum") + usize::from(m.contains_key("$enumOmitted"))
+    } else if m.contains_key("oneOf") || m.contains_key("anyOf") {
+        count("oneOf").max(count("anyOf")) + usize::from(m.contains_key("$variantsOmitted"))
+    } else {
+        types
+    };
+    alternatives + usize::from(nullable) > 1 || count("allOf") > 0
 }
 
 /// Property names that are not plain identifiers are quoted, as in TypeScript.
@@ -259,5 +286,17 @@ mod tests {
         assert_eq!(schema_text(&json!({})), "any");
         assert_eq!(schema_text(&json!({"type": "object"})), "object");
         assert_eq!(schema_text(&json!({"type": "array"})), "any[]");
+        assert_eq!(
+            schema_text(
+                &json!({"type": "array", "items": {"type": "object", "properties": {
+                    "a": {"type": "string", "nullable": true}
+                }}})
+            ),
+            "{ a?: string | null }[]"
+        );
+        assert_eq!(
+            schema_text(&json!({"type": "array", "items": {"type": ["string", "null"]}})),
+            "(string | null)[]"
+        );
     }
 }

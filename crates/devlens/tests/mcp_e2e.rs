@@ -354,7 +354,10 @@ async fn speaks_the_2025_11_25_handshake_and_2026_07_28_stateless_requests() {
     .unwrap();
     let reply = rpc_reply(discover).await;
     let versions = reply["result"]["supportedVersions"].to_string();
-    assert!(versions.contains("2026-07-28") && versions.contains("2025-11-25"), "{reply}");
+    assert!(
+        versions.contains("2026-07-28") && versions.contains("2025-11-25"),
+        "{reply}"
+    );
 
     let call = post(
         json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {
@@ -368,8 +371,7 @@ async fn speaks_the_2025_11_25_handshake_and_2026_07_28_stateless_requests() {
     .unwrap();
     let reply = rpc_reply(call).await;
     assert_eq!(
-        reply["result"]["structuredContent"]["tags"][0]["name"],
-        "pets",
+        reply["result"]["structuredContent"]["tags"][0]["name"], "pets",
         "{reply}"
     );
 }
