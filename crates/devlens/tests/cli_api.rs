@@ -6,21 +6,25 @@ use common::{data_dir_with_petstore, devlens, fixture, petstore};
 use predicates::prelude::*;
 use serde_json::Value;
 
-fn json_of(output: &[u8]) -> Value {
-    serde_json::from_slice(output).expect("stdout is JSON")
-}
-
-#[test]
-fn tags_lists_names_descriptions_and_counts() {
-    let dir = tempfile::tempdir().unwrap();
-    let out = devlens(dir.path())
-        .args(["api", "tags", "--spec", &petstore(), "--json"])
+/// Runs devlens with `args`, expects success, and parses stdout as JSON.
+fn json_stdout(dir: &std::path::Path, args: &[&str]) -> Value {
+    let output = devlens(dir)
+        .args(args)
         .assert()
         .success()
         .get_output()
         .stdout
         .clone();
-    let value = json_of(&out);
+    serde_json::from_slice(&output).expect("stdout is JSON")
+}
+
+#[test]
+fn tags_lists_names_descriptions_and_counts() {
+    let dir = tempfile::tempdir().unwrap();
+    let value = json_stdout(
+        dir.path(),
+        &["api", "tags", "--spec", &petstore(), "--json"],
+    );
     let tags = value["tags"].as_array().unwrap();
     assert_eq!(tags[0]["name"], "pets");
     assert_eq!(tags[0]["endpoints"], 4);
@@ -42,8 +46,9 @@ fn tags_lists_names_descriptions_and_counts() {
 #[test]
 fn endpoints_of_a_tag_with_the_contract_shape() {
     let dir = tempfile::tempdir().unwrap();
-    let out = devlens(dir.path())
-        .args([
+    let value = json_stdout(
+        dir.path(),
+        &[
             "api",
             "endpoints",
             "--spec",
@@ -51,13 +56,8 @@ fn endpoints_of_a_tag_with_the_contract_shape() {
             "--tag",
             "pets",
             "--json",
-        ])
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    let value = json_of(&out);
+        ],
+    );
     let endpoints = value["endpoints"].as_array().unwrap();
     assert_eq!(endpoints.len(), 4);
     assert_eq!(endpoints[0]["method"], "GET");
@@ -69,8 +69,9 @@ fn endpoints_of_a_tag_with_the_contract_shape() {
 #[test]
 fn show_resolves_refs_by_operation_id_and_by_method_and_path() {
     let dir = tempfile::tempdir().unwrap();
-    let out = devlens(dir.path())
-        .args([
+    let details = json_stdout(
+        dir.path(),
+        &[
             "api",
             "show",
             "--spec",
@@ -78,13 +79,8 @@ fn show_resolves_refs_by_operation_id_and_by_method_and_path() {
             "--operation-id",
             "createPet",
             "--json",
-        ])
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    let details = json_of(&out);
+        ],
+    );
     assert_eq!(details["method"], "POST");
     assert_eq!(details["path"], "/pets");
     let body = &details["requestBody"];
@@ -92,8 +88,9 @@ fn show_resolves_refs_by_operation_id_and_by_method_and_path() {
     assert_eq!(body["schema"]["properties"]["name"]["type"], "string");
     assert!(details["responses"]["201"]["schema"].is_object());
 
-    let out = devlens(dir.path())
-        .args([
+    let details = json_stdout(
+        dir.path(),
+        &[
             "api",
             "show",
             "--spec",
@@ -103,13 +100,8 @@ fn show_resolves_refs_by_operation_id_and_by_method_and_path() {
             "--path",
             "/pets/{petId}",
             "--json",
-        ])
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    let details = json_of(&out);
+        ],
+    );
     assert_eq!(details["operationId"], "showPetById");
     let params = details["parameters"].as_array().unwrap();
     assert_eq!(params[0]["name"], "petId");
@@ -123,8 +115,9 @@ fn show_resolves_refs_by_operation_id_and_by_method_and_path() {
 #[test]
 fn search_ranks_by_question_and_filters_by_method() {
     let dir = tempfile::tempdir().unwrap();
-    let out = devlens(dir.path())
-        .args([
+    let value = json_stdout(
+        dir.path(),
+        &[
             "api",
             "search",
             "--spec",
@@ -132,19 +125,15 @@ fn search_ranks_by_question_and_filters_by_method() {
             "--query",
             "adopt a pet",
             "--json",
-        ])
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    let value = json_of(&out);
+        ],
+    );
     assert_eq!(value["mode"], "keyword");
     assert_eq!(value["results"][0]["operationId"], "createPet");
     assert!(value["results"][0]["score"].as_f64().unwrap() > 0.0);
 
-    let out = devlens(dir.path())
-        .args([
+    let value = json_stdout(
+        dir.path(),
+        &[
             "api",
             "search",
             "--spec",
@@ -154,13 +143,8 @@ fn search_ranks_by_question_and_filters_by_method() {
             "--method",
             "DELETE",
             "--json",
-        ])
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    let value = json_of(&out);
+        ],
+    );
     let results = value["results"].as_array().unwrap();
     assert_eq!(results.len(), 1);
     assert_eq!(results[0]["operationId"], "deletePet");
@@ -318,8 +302,9 @@ fn search_arguments_are_validated() {
 #[test]
 fn bench_reports_load_index_memory_and_latency() {
     let dir = tempfile::tempdir().unwrap();
-    let out = devlens(dir.path())
-        .args([
+    let report = json_stdout(
+        dir.path(),
+        &[
             "api",
             "bench",
             "--spec",
@@ -329,13 +314,8 @@ fn bench_reports_load_index_memory_and_latency() {
             "--queries",
             "20",
             "--json",
-        ])
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    let report = json_of(&out);
+        ],
+    );
     assert_eq!(report["operations"], 5);
     assert_eq!(report["queries"], 20);
     assert!(report["peakRssMib"].as_f64().unwrap() > 0.0);
