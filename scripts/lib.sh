@@ -34,7 +34,7 @@ ensure_apt_packages() {
     [ "$(id -u)" -eq 0 ] || sudo=(sudo)
     if [ "$_apt_updated" -eq 0 ]; then
         say "apt-get update (needed for: ${missing[*]})"
-        "${sudo[@]}" apt-get update -qq >/dev/null
+        "${sudo[@]}" apt-get update -qq >/dev/null || return
         _apt_updated=1
     fi
     say "installing Debian packages: ${missing[*]}"
@@ -46,15 +46,16 @@ ensure_apt_packages() {
 # conformance suite. The machine image ships them; install Debian's if absent.
 ensure_node_and_npm() {
     command -v npm >/dev/null 2>&1 && command -v node >/dev/null 2>&1 && return 0
-    ensure_apt_packages nodejs
+    ensure_apt_packages nodejs || return
     command -v npm >/dev/null 2>&1 || ensure_apt_packages npm
 }
 
 # require_cargo_subcommand NAME — the Rust toolchain comes with the machine and
 # cannot be downloaded here, so a missing piece is an error with a hint.
 require_cargo_subcommand() {
-    cargo "$1" --version >/dev/null 2>&1 ||
-        die "'cargo $1' is not available; install it with: rustup component add ${2:-$1}"
+    cargo "$1" --version >/dev/null 2>&1 && return 0
+    printf "error: 'cargo %s' is not available; install it with: rustup component add %s\n" "$1" "${2:-$1}" >&2
+    return 1
 }
 
 # npm_quiet ARGS... — npm without its notices (this machine's npmrc makes npm

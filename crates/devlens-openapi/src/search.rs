@@ -14,6 +14,8 @@ use crate::{ApiSpec, Operation};
 pub const SEARCH_METHODS: &[&str] = &["GET", "POST", "PUT", "PATCH", "DELETE"];
 /// The most results one search returns.
 pub const MAX_LIMIT: usize = 50;
+/// Candidates recalled before strict method/tag filters apply.
+const RECALL_FOR_FILTERS: usize = 1000;
 
 /// How results are ranked.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Default, schemars::JsonSchema)]
@@ -256,9 +258,15 @@ impl OperationIndex {
         };
         let mut hits: Vec<(f32, &Operation)> = match &request.query {
             Some(query) => {
-                // Filters come after recall, so recall everything that matches at all.
+                // Filters come after recall, so a filtered search recalls deeper.
+                let filtered = request.method.is_some() || request.tag.is_some();
+                let recall = if filtered {
+                    (request.limit * 50).max(RECALL_FOR_FILTERS)
+                } else {
+                    request.limit
+                };
                 self.keyword
-                    .search(query, self.keyword.len().max(1))?
+                    .search(query, recall)?
                     .into_iter()
                     .filter_map(|hit| operations.get(hit.doc as usize).map(|op| (hit.score, op)))
                     .filter(|(_, op)| allowed(op))

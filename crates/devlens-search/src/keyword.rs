@@ -4,9 +4,7 @@ use tantivy::{
     Index, IndexReader, TantivyDocument,
     collector::TopDocs,
     query::QueryParser,
-    schema::{
-        FAST, Field, INDEXED, IndexRecordOption, STORED, Schema, TextFieldIndexing, TextOptions,
-    },
+    schema::{FAST, Field, IndexRecordOption, Schema, TextFieldIndexing, TextOptions},
     tokenizer::{
         Language, LowerCaser, RemoveLongFilter, SimpleTokenizer, Stemmer, StopWordFilter,
         TextAnalyzer,
@@ -35,7 +33,6 @@ pub struct KeywordHit {
 pub struct KeywordIndex {
     reader: IndexReader,
     parser: QueryParser,
-    doc_id: Field,
     len: usize,
 }
 
@@ -68,7 +65,7 @@ impl KeywordIndex {
         T: AsRef<str>,
     {
         let mut schema = Schema::builder();
-        let doc_id = schema.add_u64_field("doc_id", INDEXED | STORED | FAST);
+        let doc_id = schema.add_u64_field("doc_id", FAST);
         let text_options = TextOptions::default().set_indexing_options(
             TextFieldIndexing::default()
                 .set_tokenizer(TOKENIZER)
@@ -108,7 +105,6 @@ impl KeywordIndex {
         Ok(Self {
             reader,
             parser,
-            doc_id,
             len,
         })
     }
@@ -135,16 +131,20 @@ impl KeywordIndex {
         let (parsed, _ignored_errors) = self.parser.parse_query_lenient(&cleaned);
         let searcher = self.reader.searcher();
         let top = searcher.search(&parsed, &TopDocs::with_limit(limit).order_by_score())?;
-        let mut hits = Vec::with_capacity(top.len());
-        for (score, address) in top {
-            let doc: TantivyDocument = searcher.doc(address)?;
-            if let Some(id) = doc
-                .get_first(self.doc_id)
-                .and_then(|v| tantivy::schema::Value::as_u64(&v))
-            {
-                hits.push(KeywordHit { doc: id, score });
-            }
+        // Positions come from the fast field: no stored-document decoding per hit.
+        let mut columns = Vec::with_capacity(searcher.segment_readers().len());
+        for segment in searcher.segment_readers() {
+            columns.push(segment.fast_fields().u64("doc_id")?);
         }
+        let hits = top
+            .into_iter()
+            .filter_map(|(score, address)| {
+                let column = columns.get(address.segment_ord as usize)?;
+                column
+                    .first(address.doc_id)
+                    .map(|doc| KeywordHit { doc, score })
+            })
+            .collect();
         Ok(hits)
     }
 }
