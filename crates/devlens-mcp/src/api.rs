@@ -3,16 +3,18 @@
 //! Thin adapters over [`devlens_openapi::explorer::ApiExplorer`].
 
 use rmcp::{
+    RoleServer,
     handler::server::{tool::schema_for_output, wrapper::Parameters},
-    model::CallToolResult,
+    model::{CallToolResult, ProgressNotificationParam},
     schemars::{self, JsonSchema},
+    service::RequestContext,
     tool, tool_router,
 };
 use serde::Deserialize;
 
 use devlens_openapi::{
     EndpointDetails, EndpointRef,
-    explorer::{EndpointPage, SpecSelector, TagList},
+    explorer::{EndpointPage, IndexReport, IndexStatus, SpecSelector, TagList},
     search::{SearchMode, SearchRequest, SearchResponse},
 };
 
@@ -94,11 +96,94 @@ pub struct SearchArgs {
     pub method: Option<String>,
     /// How many results, 1 to 50.
     pub limit: i64,
-    /// keyword, semantic or hybrid (default: the best available).
+    /// hybrid (default: meaning plus keywords, ranked best), semantic, or keyword. Without a
+    /// semantic index, keyword ranking runs and the result says why.
     #[serde(default)]
     pub mode: Option<String>,
+    /// Attach each hit's full endpoint details (parameters, body, response).
+    #[serde(default)]
+    pub details: Option<bool>,
     #[serde(flatten)]
     pub target: SpecArgs,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SemanticSearchArgs {
+    /// A natural-language question, e.g. "add a label to an issue". Exactly one of query or tag.
+    #[serde(default)]
+    pub query: Option<String>,
+    /// List this tag's endpoints instead of searching. Exactly one of query or tag.
+    #[serde(default)]
+    pub tag: Option<String>,
+    /// Keep only this method: GET, POST, PUT, PATCH or DELETE.
+    #[serde(default)]
+    pub method: Option<String>,
+    /// How many results, 1 to 50 (default 10).
+    #[serde(default)]
+    pub limit: Option<i64>,
+    /// Attach each hit's full endpoint details (parameters, body, response).
+    #[serde(default)]
+    pub details: Option<bool>,
+    #[serde(flatten)]
+    pub target: SpecArgs,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct IndexArgs {
+    #[serde(flatten)]
+    pub target: SpecArgs,
+}
+
+impl DevlensServer {
+    async fn run_search(
+        &self,
+        target: &SpecArgs,
+        request: Result<SearchRequest, String>,
+    ) -> CallToolResult {
+        let request = match request {
+            Ok(request) => request,
+            Err(message) => return failure(message),
+        };
+        match self
+            .services()
+            .api
+            .search(&target.selector(), &request)
+            .await
+        {
+            Ok(response) => structured(response.to_text(), &response),
+            Err(e) => failure(e),
+        }
+    }
+}
+
+/// Forwards `(done, total)` progress to the client as `notifications/progress`, when the call
+/// carried a progress token.
+fn progress_sender(
+    context: &RequestContext<RoleServer>,
+) -> (
+    impl Fn(usize, usize) + Send + Sync + use<>,
+    Option<tokio::task::JoinHandle<()>>,
+) {
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<(usize, usize)>();
+    let forwarder = context.meta.get_progress_token().map(|token| {
+        let peer = context.peer.clone();
+        tokio::spawn(async move {
+            while let Some((done, total)) = rx.recv().await {
+                let param = ProgressNotificationParam::new(token.clone(), done as f64)
+                    .with_total(total as f64)
+                    .with_message(format!("embedded {done} of {total} endpoints"));
+                if peer.notify_progress(param).await.is_err() {
+                    break;
+                }
+            }
+        })
+    });
+    let send = move |done: usize, total: usize| {
+        let _ = tx.send((done, total));
+    };
+    (send, forwarder)
 }
 
 #[tool_router(router = api_tools, vis = "pub(crate)")]
@@ -197,18 +282,88 @@ impl DevlensServer {
             Ok(mode) => mode,
             Err(message) => return failure(message),
         };
-        let request =
-            match SearchRequest::new(args.query, args.tag, args.method, Some(args.limit), mode) {
-                Ok(request) => request,
-                Err(message) => return failure(message),
-            };
+        let request = SearchRequest::new(args.query, args.tag, args.method, Some(args.limit), mode)
+            .map(|mut r| {
+                r.details = args.details.unwrap_or(false);
+                r
+            });
+        self.run_search(&args.target, request).await
+    }
+
+    /// Find endpoints by meaning (embeddings): the same as search_api_documentation in semantic
+    /// mode. Falls back to keyword ranking, and says so, when no semantic index is built.
+    #[tool(
+        name = "semantic_search_api_documentation",
+        annotations(title = "Semantic API search", read_only_hint = true, idempotent_hint = true, open_world_hint = false),
+        output_schema = schema_for_output::<SearchResponse>()
+    )]
+    async fn semantic_search_api_documentation(
+        &self,
+        Parameters(args): Parameters<SemanticSearchArgs>,
+    ) -> CallToolResult {
+        let request = SearchRequest::new(
+            args.query,
+            args.tag,
+            args.method,
+            Some(args.limit.unwrap_or(10)),
+            Some(SearchMode::Semantic),
+        )
+        .map(|mut r| {
+            r.details = args.details.unwrap_or(false);
+            r
+        });
+        self.run_search(&args.target, request).await
+    }
+
+    /// Build or rebuild the semantic search index of a project's spec (embeds every endpoint;
+    /// unchanged endpoints reuse their vectors). Sends progress notifications when the call
+    /// carries a progressToken. Searches keep using the previous index until the new one is
+    /// complete.
+    #[tool(
+        name = "build_api_embedding_index",
+        annotations(title = "Build the semantic API index", read_only_hint = false, destructive_hint = false, idempotent_hint = true, open_world_hint = false),
+        output_schema = schema_for_output::<IndexReport>()
+    )]
+    async fn build_api_embedding_index(
+        &self,
+        Parameters(args): Parameters<IndexArgs>,
+        context: RequestContext<RoleServer>,
+    ) -> CallToolResult {
+        let (progress, forwarder) = progress_sender(&context);
+        let result = self
+            .services()
+            .api
+            .build_index(&args.target.selector(), &progress)
+            .await;
+        drop(progress);
+        if let Some(forwarder) = forwarder {
+            // Every progress notification goes out before the result.
+            let _ = forwarder.await;
+        }
+        match result {
+            Ok(report) => structured(report.to_text(), &report),
+            Err(e) => failure(e),
+        }
+    }
+
+    /// Whether a project's semantic index exists, what built it, and whether it is stale (the
+    /// spec changed since).
+    #[tool(
+        name = "get_api_index_status",
+        annotations(title = "Semantic API index status", read_only_hint = true, idempotent_hint = true, open_world_hint = false),
+        output_schema = schema_for_output::<IndexStatus>()
+    )]
+    async fn get_api_index_status(
+        &self,
+        Parameters(args): Parameters<IndexArgs>,
+    ) -> CallToolResult {
         match self
             .services()
             .api
-            .search(&args.target.selector(), &request)
+            .index_status(&args.target.selector())
             .await
         {
-            Ok(response) => structured(response.to_text(), &response),
+            Ok(status) => structured(status.to_text(), &status),
             Err(e) => failure(e),
         }
     }

@@ -2,16 +2,22 @@
 //! to list tags, list endpoints, show details and search. It turns "a project name or a spec
 //! location" into a loaded spec, and keeps the per-spec search indexes.
 
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
+use std::time::Instant;
 
 use serde::Serialize;
 
 use devlens_core::{Config, CoreError, ProjectRegistry};
+use devlens_embed::{EmbedError, Embedder, Progress, embedder_from_settings};
+use devlens_search::StoreError;
 
 use crate::{
     ApiSpec, EndpointDetails, EndpointRef, EndpointSummary, OpenApiError, SpecCache, SpecSource,
     TagSummary,
-    search::{OperationIndex, SearchRequest, SearchResponse},
+    eval::{EvalReport, GoldenQuestion},
+    search::{OperationIndex, SearchMode, SearchRequest, SearchResponse, SemanticQuery},
+    semantic::{IndexStore, SemanticIndex, index_name, query_text},
 };
 
 /// How many per-spec search indexes stay in memory.
@@ -46,6 +52,13 @@ pub enum ExplorerError {
     InvalidInput(String),
     #[error("search failed: {0}")]
     Search(#[from] devlens_search::SearchError),
+    #[error(transparent)]
+    Embedding(#[from] EmbedError),
+    #[error("the semantic index store failed: {0}")]
+    Store(#[from] StoreError),
+    /// An index build for the same project is already running.
+    #[error("{0}")]
+    Busy(String),
 }
 
 /// What kind of failure, for surfaces that need a category (HTTP status codes, exit codes).
@@ -59,6 +72,10 @@ pub enum FailureKind {
     Upstream,
     /// The spec exists but cannot be used (malformed, not OpenAPI, broken `$ref`).
     Unprocessable,
+    /// A dependency is not available right now (no embedding model, no API key, provider down).
+    Unavailable,
+    /// The same work is already under way.
+    Conflict,
     Internal,
 }
 
@@ -74,7 +91,13 @@ impl ExplorerError {
             ) => FailureKind::InvalidInput,
             Self::Project(_) => FailureKind::Internal,
             Self::Spec(e) => spec_failure_kind(e),
-            Self::Search(_) => FailureKind::Internal,
+            Self::Search(_) | Self::Store(_) => FailureKind::Internal,
+            Self::Embedding(e) if e.is_unavailable() => FailureKind::Unavailable,
+            Self::Embedding(
+                EmbedError::UnknownProvider { .. } | EmbedError::InvalidSettings(_),
+            ) => FailureKind::InvalidInput,
+            Self::Embedding(_) => FailureKind::Upstream,
+            Self::Busy(_) => FailureKind::Conflict,
         }
     }
 }
@@ -156,21 +179,125 @@ impl EndpointPage {
     }
 }
 
+/// Where a selector points: the spec's location, the project (if one was named or active), and
+/// the name of its semantic index.
+#[derive(Debug, Clone)]
+struct Located {
+    location: String,
+    project: Option<String>,
+    index_name: String,
+}
+
+impl Located {
+    /// The command that builds this index, for messages.
+    fn index_command(&self) -> String {
+        match &self.project {
+            Some(p) => format!("`devlens api index --project {p}`"),
+            None => format!("`devlens api index --spec {}`", self.location),
+        }
+    }
+}
+
+/// The state of a spec's semantic index.
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct IndexStatus {
+    pub indexed: bool,
+    pub vector_count: usize,
+    pub dims: Option<usize>,
+    pub model: Option<String>,
+    pub provider: Option<String>,
+    pub built_at: Option<String>,
+    /// Hash of the spec the index was built from.
+    pub swagger_hash: Option<String>,
+    /// The spec changed since the build: re-index to search its current endpoints.
+    pub stale: bool,
+    /// What to do, when something needs doing (not built, stale, built by another model).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub notice: Option<String>,
+}
+
+impl IndexStatus {
+    pub fn to_text(&self) -> String {
+        let mut out = if self.indexed {
+            format!(
+                "indexed: {} vectors, {} dims, {} `{}`, built {}{}",
+                self.vector_count,
+                self.dims.unwrap_or_default(),
+                self.provider.as_deref().unwrap_or("?"),
+                self.model.as_deref().unwrap_or("?"),
+                self.built_at.as_deref().unwrap_or("?"),
+                if self.stale { " (stale)" } else { "" }
+            )
+        } else {
+            "not indexed".to_string()
+        };
+        if let Some(notice) = &self.notice {
+            out.push_str(&format!("\nnote: {notice}"));
+        }
+        out
+    }
+}
+
+/// What an index build did.
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct IndexReport {
+    #[serde(flatten)]
+    pub status: IndexStatus,
+    /// Endpoint texts sent to the embedder.
+    pub embedded: usize,
+    /// Vectors reused from the previous index (unchanged endpoint texts).
+    pub reused: usize,
+    pub seconds: f64,
+}
+
+impl IndexReport {
+    pub fn to_text(&self) -> String {
+        format!(
+            "{}\nembedded {} endpoint texts, reused {} in {:.1} s",
+            self.status.to_text(),
+            self.embedded,
+            self.reused,
+            self.seconds
+        )
+    }
+}
+
 /// Loads specs (cached by content hash) and answers the API tools.
 #[derive(Debug)]
 pub struct ApiExplorer {
     config: Config,
     specs: SpecCache,
     indexes: Mutex<Vec<(String, Arc<OperationIndex>)>>,
+    store: IndexStore,
+    /// Loaded semantic indexes by name, with the store version they were loaded at.
+    semantic: Mutex<HashMap<String, (String, Arc<SemanticIndex>)>>,
+    /// The embedder, once loaded; a failed load is retried on the next call (the user may have
+    /// installed the model meanwhile).
+    embedder: tokio::sync::Mutex<Option<Arc<dyn Embedder>>>,
+    building: Mutex<HashSet<String>>,
 }
 
 impl ApiExplorer {
     pub fn new(config: Config) -> Self {
+        let store = IndexStore::new(config.data_dir.subdir("indexes").join("api"));
         Self {
             config,
             specs: SpecCache::new(),
             indexes: Mutex::new(Vec::new()),
+            store,
+            semantic: Mutex::new(HashMap::new()),
+            embedder: tokio::sync::Mutex::new(None),
+            building: Mutex::new(HashSet::new()),
         }
+    }
+
+    /// An explorer that embeds with `embedder` instead of the configured provider.
+    pub fn with_embedder(config: Config, embedder: Arc<dyn Embedder>) -> Self {
+        let mut explorer = Self::new(config);
+        explorer.embedder = tokio::sync::Mutex::new(Some(embedder));
+        explorer
     }
 
     pub fn config(&self) -> &Config {
@@ -182,19 +309,35 @@ impl ApiExplorer {
         ProjectRegistry::load(&self.config)
     }
 
-    /// Loads the spec a selector names.
-    pub async fn open(&self, selector: &SpecSelector) -> Result<Arc<ApiSpec>, ExplorerError> {
-        let location = match (&selector.spec, &selector.project) {
+    fn locate(&self, selector: &SpecSelector) -> Result<Located, ExplorerError> {
+        let (location, project) = match (&selector.spec, &selector.project) {
             (Some(_), Some(_)) => {
                 return Err(ExplorerError::InvalidInput(
                     "give either a project or a spec location, not both".into(),
                 ));
             }
-            (Some(spec), None) => spec.clone(),
-            (None, project) => self.projects()?.spec_of(project.as_deref())?.1,
+            (Some(spec), None) => (spec.clone(), None),
+            (None, project) => {
+                let (name, spec) = self.projects()?.spec_of(project.as_deref())?;
+                (spec, Some(name))
+            }
         };
-        let source = SpecSource::parse(&location)?;
+        let index_name = index_name(project.as_deref(), &location);
+        Ok(Located {
+            location,
+            project,
+            index_name,
+        })
+    }
+
+    async fn load(&self, located: &Located) -> Result<Arc<ApiSpec>, ExplorerError> {
+        let source = SpecSource::parse(&located.location)?;
         Ok(self.specs.load(&source).await?)
+    }
+
+    /// Loads the spec a selector names.
+    pub async fn open(&self, selector: &SpecSelector) -> Result<Arc<ApiSpec>, ExplorerError> {
+        self.load(&self.locate(selector)?).await
     }
 
     pub async fn tags(&self, selector: &SpecSelector) -> Result<TagList, ExplorerError> {
@@ -236,14 +379,235 @@ impl ApiExplorer {
         Ok(spec.endpoint_details(endpoint)?)
     }
 
+    /// Searches in the request's mode (default hybrid). Semantic and hybrid fall back to keyword
+    /// ranking, with a notice saying why and what to do, when there is no usable index or no
+    /// embedder: a search never fails for want of embeddings.
     pub async fn search(
         &self,
         selector: &SpecSelector,
         request: &SearchRequest,
     ) -> Result<SearchResponse, ExplorerError> {
-        let spec = self.open(selector).await?;
-        let index = self.index_for(&spec).await?;
-        Ok(index.search(&spec, request)?)
+        let located = self.locate(selector)?;
+        let spec = self.load(&located).await?;
+        let keyword = self.index_for(&spec).await?;
+        let mode = request.mode.unwrap_or_default();
+        let mut response = match (&request.query, mode) {
+            (Some(query), SearchMode::Semantic | SearchMode::Hybrid) => {
+                match self.semantic_query(&located, &spec, query).await {
+                    Ok((index, vector, notice)) => {
+                        let sq = SemanticQuery {
+                            index: &index,
+                            vector,
+                            rows: index.rows_in(&spec),
+                        };
+                        keyword.search(&spec, request, Some(&sq), notice)?
+                    }
+                    Err(why) => keyword.search(
+                        &spec,
+                        request,
+                        None,
+                        Some(format!("{why}; ranked by keywords (BM25) instead")),
+                    )?,
+                }
+            }
+            _ => keyword.search(&spec, request, None, None)?,
+        };
+        if request.details {
+            for hit in &mut response.results {
+                let endpoint = EndpointRef::MethodPath {
+                    method: hit.method.clone(),
+                    path: hit.path.clone(),
+                };
+                hit.details = spec.endpoint_details(&endpoint).ok();
+            }
+        }
+        Ok(response)
+    }
+
+    /// The index and the question's vector for a semantic search, plus a notice when the index
+    /// is stale; or why semantic search cannot run now.
+    async fn semantic_query(
+        &self,
+        located: &Located,
+        spec: &ApiSpec,
+        query: &str,
+    ) -> Result<(Arc<SemanticIndex>, Vec<f32>, Option<String>), String> {
+        let index = match self.stored_index(&located.index_name).await {
+            Ok(Some(index)) => index,
+            Ok(None) => {
+                return Err(format!(
+                    "no semantic index for this spec yet: build it with {} (or the \
+                     build_api_embedding_index tool)",
+                    located.index_command()
+                ));
+            }
+            Err(e) => return Err(format!("{e}; rebuild it with {}", located.index_command())),
+        };
+        let embedder = self.embedder().await.map_err(|e| e.to_string())?;
+        if let Some(why) = index.mismatch(embedder.as_ref()) {
+            return Err(format!("{why} ({})", located.index_command()));
+        }
+        let vector = embedder
+            .embed_query(&query_text(query))
+            .await
+            .map_err(|e| e.to_string())?;
+        let notice = index.is_stale(spec).then(|| {
+            format!(
+                "the semantic index is stale: the spec changed after it was built ({}); \
+                 endpoints added since are missing. Re-index with {}",
+                index.meta.built_at,
+                located.index_command()
+            )
+        });
+        Ok((index, vector, notice))
+    }
+
+    /// The embedder: the configured provider, loaded on first use.
+    pub async fn embedder(&self) -> Result<Arc<dyn Embedder>, EmbedError> {
+        let mut slot = self.embedder.lock().await;
+        if let Some(embedder) = slot.as_ref() {
+            return Ok(Arc::clone(embedder));
+        }
+        let settings = self.config.file.embedding.clone();
+        let data_dir = self.config.data_dir.clone();
+        // Loading the local model reads ~90 MB: off the async threads.
+        let embedder =
+            tokio::task::spawn_blocking(move || embedder_from_settings(&settings, &data_dir))
+                .await
+                .map_err(|e| {
+                    EmbedError::Inference(format!("model loading was cancelled: {e}"))
+                })??;
+        *slot = Some(Arc::clone(&embedder));
+        Ok(embedder)
+    }
+
+    /// The stored semantic index `name`, loaded once per stored version.
+    async fn stored_index(&self, name: &str) -> Result<Option<Arc<SemanticIndex>>, StoreError> {
+        let Some(version) = self.store.version(name)? else {
+            self.semantic_cache().remove(name);
+            return Ok(None);
+        };
+        if let Some((v, index)) = self.semantic_cache().get(name)
+            && *v == version
+        {
+            return Ok(Some(Arc::clone(index)));
+        }
+        let store = self.store.clone();
+        let owned = name.to_string();
+        let loaded = tokio::task::spawn_blocking(move || store.load(&owned))
+            .await
+            .map_err(|e| StoreError::Corrupt {
+                path: Default::default(),
+                reason: format!("loading was cancelled: {e}"),
+            })??;
+        let Some(index) = loaded else {
+            return Ok(None);
+        };
+        let index = Arc::new(index);
+        self.semantic_cache()
+            .insert(name.to_string(), (version, Arc::clone(&index)));
+        Ok(Some(index))
+    }
+
+    fn semantic_cache(
+        &self,
+    ) -> std::sync::MutexGuard<'_, HashMap<String, (String, Arc<SemanticIndex>)>> {
+        self.semantic.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Where the selector's semantic index stands.
+    pub async fn index_status(
+        &self,
+        selector: &SpecSelector,
+    ) -> Result<IndexStatus, ExplorerError> {
+        let located = self.locate(selector)?;
+        let spec = self.load(&located).await?;
+        let index = self.stored_index(&located.index_name).await?;
+        let mut status = status_of(index.as_deref(), &spec, &located);
+        if let Some(index) = &index
+            && let Ok(embedder) = self.embedder().await
+            && let Some(why) = index.mismatch(embedder.as_ref())
+        {
+            status.notice = Some(format!("{why} ({})", located.index_command()));
+        }
+        Ok(status)
+    }
+
+    /// Builds (or rebuilds) the selector's semantic index, reusing the vectors of unchanged
+    /// endpoint texts. The new index replaces the old one only once complete.
+    pub async fn build_index(
+        &self,
+        selector: &SpecSelector,
+        progress: Progress<'_>,
+    ) -> Result<IndexReport, ExplorerError> {
+        let started = Instant::now();
+        let located = self.locate(selector)?;
+        let _guard = BuildGuard::claim(&self.building, &located)?;
+        let spec = self.load(&located).await?;
+        let embedder = self.embedder().await?;
+        // A damaged previous index is simply not reused.
+        let previous = self.stored_index(&located.index_name).await.ok().flatten();
+        tracing::info!(
+            index = %located.index_name,
+            operations = spec.operations().len(),
+            provider = embedder.provider().as_str(),
+            "building the semantic index"
+        );
+        let outcome =
+            SemanticIndex::build(&spec, embedder.as_ref(), previous.as_deref(), progress).await?;
+        let store = self.store.clone();
+        let name = located.index_name.clone();
+        let index = outcome.index;
+        let index = tokio::task::spawn_blocking(move || store.save(&name, &index).map(|()| index))
+            .await
+            .map_err(|e| StoreError::Corrupt {
+                path: Default::default(),
+                reason: format!("saving was cancelled: {e}"),
+            })??;
+        let status = status_of(Some(&index), &spec, &located);
+        Ok(IndexReport {
+            status,
+            embedded: outcome.embedded,
+            reused: outcome.reused,
+            seconds: (started.elapsed().as_secs_f64() * 10.0).round() / 10.0,
+        })
+    }
+
+    /// Runs every golden question through `search` in `mode` and scores where the expected
+    /// operation landed.
+    pub async fn eval(
+        &self,
+        selector: &SpecSelector,
+        golden: &[GoldenQuestion],
+        mode: Option<SearchMode>,
+    ) -> Result<EvalReport, ExplorerError> {
+        let mut ranks = Vec::with_capacity(golden.len());
+        let mut timings = Vec::with_capacity(golden.len());
+        let mut ran = None;
+        let mut notice = None;
+        for question in golden {
+            let request = SearchRequest::new(
+                Some(question.question.clone()),
+                None,
+                None,
+                Some(crate::eval::EVAL_DEPTH as i64),
+                mode,
+            )
+            .map_err(ExplorerError::InvalidInput)?;
+            let started = Instant::now();
+            let response = self.search(selector, &request).await?;
+            timings.push(started.elapsed().as_secs_f64() * 1000.0);
+            ran = Some(response.mode);
+            notice = notice.or(response.notice.clone());
+            ranks.push(question.rank_in(&response.results));
+        }
+        Ok(EvalReport::new(
+            golden,
+            &ranks,
+            &timings,
+            ran.unwrap_or_default(),
+            notice,
+        ))
     }
 
     async fn index_for(&self, spec: &Arc<ApiSpec>) -> Result<Arc<OperationIndex>, ExplorerError> {
@@ -274,5 +638,78 @@ impl ApiExplorer {
         let index = Arc::clone(&entry.1);
         cache.push(entry);
         Some(index)
+    }
+}
+
+fn status_of(index: Option<&SemanticIndex>, spec: &ApiSpec, located: &Located) -> IndexStatus {
+    match index {
+        None => IndexStatus {
+            indexed: false,
+            vector_count: 0,
+            dims: None,
+            model: None,
+            provider: None,
+            built_at: None,
+            swagger_hash: None,
+            stale: false,
+            notice: Some(format!(
+                "not built yet: build it with {} (or the build_api_embedding_index tool)",
+                located.index_command()
+            )),
+        },
+        Some(index) => {
+            let stale = index.is_stale(spec);
+            IndexStatus {
+                indexed: true,
+                vector_count: index.meta.vector_count,
+                dims: Some(index.meta.dims),
+                model: Some(index.meta.model.clone()),
+                provider: Some(index.meta.provider.clone()),
+                built_at: Some(index.meta.built_at.clone()),
+                swagger_hash: Some(index.meta.swagger_hash.clone()),
+                stale,
+                notice: stale.then(|| {
+                    format!(
+                        "stale: the spec changed since the build; re-index with {}",
+                        located.index_command()
+                    )
+                }),
+            }
+        }
+    }
+}
+
+/// Marks an index as being built for as long as it lives.
+struct BuildGuard<'a> {
+    building: &'a Mutex<HashSet<String>>,
+    name: String,
+}
+
+impl<'a> BuildGuard<'a> {
+    fn claim(
+        building: &'a Mutex<HashSet<String>>,
+        located: &Located,
+    ) -> Result<Self, ExplorerError> {
+        let mut set = building.lock().unwrap_or_else(|p| p.into_inner());
+        if !set.insert(located.index_name.clone()) {
+            return Err(ExplorerError::Busy(
+                "this index is already being built; wait for that build to finish (searches \
+                 keep using the previous index meanwhile)"
+                    .into(),
+            ));
+        }
+        Ok(Self {
+            building,
+            name: located.index_name.clone(),
+        })
+    }
+}
+
+impl Drop for BuildGuard<'_> {
+    fn drop(&mut self) {
+        self.building
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(&self.name);
     }
 }

@@ -30,6 +30,7 @@
 
 mod details;
 mod error;
+pub mod eval;
 pub mod explorer;
 mod load;
 mod model;
@@ -38,6 +39,7 @@ mod parse;
 mod resolve;
 mod schema;
 pub mod search;
+pub mod semantic;
 mod source;
 mod spec;
 mod text;

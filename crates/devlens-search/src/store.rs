@@ -128,8 +128,33 @@ impl FileStore {
         Ok(())
     }
 
+    /// The live version's label, or `None` when there is none: cheap to read, so a process can
+    /// notice that another one (a CLI re-index beside a running server) swapped the index.
+    pub fn current_version(&self, name: &str) -> Result<Option<String>, StoreError> {
+        let current = self.dir(name)?.join(CURRENT);
+        match std::fs::read_to_string(&current) {
+            Ok(v) => Ok(Some(v.trim().to_string())),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(io_err("read", &current)(e)),
+        }
+    }
+
     /// Loads the live version of `name`, or `None` when there is none.
     pub fn load<M: DeserializeOwned, I: DeserializeOwned>(
+        &self,
+        name: &str,
+    ) -> Result<Option<StoredIndex<M, I>>, StoreError> {
+        match self.load_once(name) {
+            // A save in another process may have removed the version we were reading: the
+            // new one is live by then.
+            Err(StoreError::Io { source, .. }) if source.kind() == io::ErrorKind::NotFound => {
+                self.load_once(name)
+            }
+            other => other,
+        }
+    }
+
+    fn load_once<M: DeserializeOwned, I: DeserializeOwned>(
         &self,
         name: &str,
     ) -> Result<Option<StoredIndex<M, I>>, StoreError> {

@@ -1,16 +1,23 @@
 //! `devlens api …`: the API tools on the command line. Same core functions as the MCP tools;
 //! compact text by default, the stable JSON shapes with `--json`.
 
-use serde::Serialize;
-
 use devlens_core::Config;
 use devlens_openapi::{
     EndpointRef,
+    eval::parse_golden,
     explorer::{ApiExplorer, SpecSelector},
     search::{SearchMode, SearchRequest},
 };
 
 use crate::cli::{ApiCommand, SpecArgs};
+use crate::output::print;
+use crate::progress::ProgressLine;
+
+fn parse_mode(mode: Option<&str>) -> anyhow::Result<Option<SearchMode>> {
+    mode.map(SearchMode::parse)
+        .transpose()
+        .map_err(anyhow::Error::msg)
+}
 
 fn selector(target: &SpecArgs) -> SpecSelector {
     SpecSelector {
@@ -19,16 +26,14 @@ fn selector(target: &SpecArgs) -> SpecSelector {
     }
 }
 
-fn print<T: Serialize>(json: bool, value: &T, text: impl FnOnce() -> String) -> anyhow::Result<()> {
-    if json {
-        println!("{}", serde_json::to_string_pretty(value)?);
-    } else {
-        println!("{}", text());
+pub async fn run(mut config: Config, command: ApiCommand) -> anyhow::Result<()> {
+    if let ApiCommand::Index {
+        provider: Some(provider),
+        ..
+    } = &command
+    {
+        config.file.embedding.provider = Some(provider.clone());
     }
-    Ok(())
-}
-
-pub async fn run(config: Config, command: ApiCommand) -> anyhow::Result<()> {
     let explorer = ApiExplorer::new(config);
     match command {
         ApiCommand::Tags { target, json } => {
@@ -69,25 +74,56 @@ pub async fn run(config: Config, command: ApiCommand) -> anyhow::Result<()> {
             method,
             limit,
             mode,
+            details,
             json,
         } => {
-            let mode = mode
-                .as_deref()
-                .map(SearchMode::parse)
-                .transpose()
+            let mode = parse_mode(mode.as_deref())?;
+            let mut request = SearchRequest::new(query, tag, method, Some(limit), mode)
                 .map_err(anyhow::Error::msg)?;
-            let request = SearchRequest::new(query, tag, method, Some(limit), mode)
-                .map_err(anyhow::Error::msg)?;
+            request.details = details;
             let response = explorer.search(&selector(&target), &request).await?;
             print(json, &response, || response.to_text())
+        }
+        ApiCommand::Index { target, json, .. } => {
+            let progress = ProgressLine::new("embedding endpoints");
+            let report = explorer
+                .build_index(&selector(&target), &|done, total| {
+                    progress.update(done, total)
+                })
+                .await;
+            progress.finish();
+            let report = report?;
+            print(json, &report, || report.to_text())
+        }
+        ApiCommand::Status { target, json } => {
+            let status = explorer.index_status(&selector(&target)).await?;
+            print(json, &status, || status.to_text())
+        }
+        ApiCommand::Eval {
+            target,
+            golden,
+            mode,
+            json,
+        } => {
+            let mode = parse_mode(mode.as_deref())?;
+            let text = std::fs::read_to_string(&golden).map_err(|e| {
+                anyhow::anyhow!("cannot read the golden file {}: {e}", golden.display())
+            })?;
+            let questions =
+                parse_golden(&text).map_err(|e| anyhow::anyhow!("{}: {e}", golden.display()))?;
+            let report = explorer.eval(&selector(&target), &questions, mode).await?;
+            print(json, &report, || report.to_text())
         }
         ApiCommand::Bench {
             spec,
             runs,
             queries,
+            semantic,
             json,
         } => {
-            let report = crate::bench::run(&spec, runs, queries)?;
+            let config = explorer.config();
+            let report =
+                crate::bench::run(&spec, runs, queries, semantic.then_some(config)).await?;
             print(json, &report, || report.to_text())
         }
     }

@@ -7,9 +7,12 @@ use std::{path::Path, time::Instant};
 use anyhow::Context;
 use serde::Serialize;
 
+use devlens_core::Config;
+use devlens_embed::{Embedder, LocalBert};
 use devlens_openapi::{
     ApiSpec,
-    search::{OperationIndex, SearchRequest},
+    search::{OperationIndex, SearchRequest, SemanticQuery},
+    semantic::{SemanticIndex, query_text},
 };
 
 #[derive(Debug, Serialize)]
@@ -28,6 +31,25 @@ pub struct BenchReport {
     /// Resident memory before loading, MiB.
     pub base_rss_mib: f64,
     pub queries: usize,
+    pub query_ms_p50: f64,
+    pub query_ms_p95: f64,
+    /// With `--semantic`: the local model and the embedding index.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub semantic: Option<SemanticBench>,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SemanticBench {
+    pub model: String,
+    pub model_load_ms: f64,
+    /// Embedding every operation from scratch.
+    pub index_build_ms: f64,
+    pub texts_per_sec: f64,
+    /// Rebuilding with nothing changed (every vector reused).
+    pub reindex_unchanged_ms: f64,
+    pub queries: usize,
+    /// One question: embed it (no cache) and rank in hybrid mode.
     pub query_ms_p50: f64,
     pub query_ms_p95: f64,
 }
@@ -50,7 +72,25 @@ impl BenchReport {
             self.query_ms_p50,
             self.query_ms_p95,
             self.queries
-        )
+        ) + &self
+            .semantic
+            .as_ref()
+            .map(|s| {
+                format!(
+                    "\nmodel load {:.0} ms ({})\n\
+                     semantic index build {:.1} s ({:.0} texts/s); unchanged re-index {:.0} ms\n\
+                     hybrid query (embed + rank) p50 {:.1} ms, p95 {:.1} ms over {} queries",
+                    s.model_load_ms,
+                    s.model,
+                    s.index_build_ms / 1e3,
+                    s.texts_per_sec,
+                    s.reindex_unchanged_ms,
+                    s.query_ms_p50,
+                    s.query_ms_p95,
+                    s.queries
+                )
+            })
+            .unwrap_or_default()
     }
 }
 
@@ -90,7 +130,12 @@ fn sample_queries(spec: &ApiSpec, count: usize) -> Vec<String> {
         .collect()
 }
 
-pub fn run(path: &Path, runs: usize, queries: usize) -> anyhow::Result<BenchReport> {
+pub async fn run(
+    path: &Path,
+    runs: usize,
+    queries: usize,
+    semantic: Option<&Config>,
+) -> anyhow::Result<BenchReport> {
     let runs = runs.max(1);
     let base_rss_mib = proc_status_mib("VmRSS:");
     let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
@@ -113,10 +158,14 @@ pub fn run(path: &Path, runs: usize, queries: usize) -> anyhow::Result<BenchRepo
         let request = SearchRequest::new(Some(query), None, None, Some(10), None)
             .map_err(anyhow::Error::msg)?;
         let start = Instant::now();
-        let response = index.search(&spec, &request)?;
+        let response = index.search(&spec, &request, None, None)?;
         query_ms.push(start.elapsed().as_secs_f64() * 1e3);
         std::hint::black_box(response);
     }
+    let semantic = match semantic {
+        Some(config) => Some(semantic_bench(config, &spec, &index, queries.min(200)).await?),
+        None => None,
+    };
     Ok(BenchReport {
         spec: location,
         bytes: bytes.len(),
@@ -126,6 +175,55 @@ pub fn run(path: &Path, runs: usize, queries: usize) -> anyhow::Result<BenchRepo
         index_ms_p50: percentile(&mut index_ms, 50.0),
         peak_rss_mib: proc_status_mib("VmHWM:"),
         base_rss_mib,
+        queries: query_ms.len(),
+        query_ms_p50: percentile(&mut query_ms, 50.0),
+        query_ms_p95: percentile(&mut query_ms, 95.0),
+        semantic,
+    })
+}
+
+async fn semantic_bench(
+    config: &Config,
+    spec: &ApiSpec,
+    keyword: &OperationIndex,
+    queries: usize,
+) -> anyhow::Result<SemanticBench> {
+    let start = Instant::now();
+    // The bare model, not the query cache: every timed question is embedded.
+    let model = LocalBert::from_settings(&config.file.embedding, &config.data_dir)?;
+    let model_load_ms = start.elapsed().as_secs_f64() * 1e3;
+
+    let start = Instant::now();
+    let built = SemanticIndex::build(spec, &model, None, &|_, _| {}).await?;
+    let index_build_ms = start.elapsed().as_secs_f64() * 1e3;
+    let start = Instant::now();
+    let again = SemanticIndex::build(spec, &model, Some(&built.index), &|_, _| {}).await?;
+    let reindex_unchanged_ms = start.elapsed().as_secs_f64() * 1e3;
+    anyhow::ensure!(again.embedded == 0, "an unchanged re-index embedded texts");
+
+    let index = built.index;
+    let rows = index.rows_in(spec);
+    let mut query_ms = Vec::with_capacity(queries);
+    for query in sample_queries(spec, queries) {
+        let request = SearchRequest::new(Some(query.clone()), None, None, Some(10), None)
+            .map_err(anyhow::Error::msg)?;
+        let start = Instant::now();
+        let vector = model.embed_query(&query_text(&query)).await?;
+        let sq = SemanticQuery {
+            index: &index,
+            vector,
+            rows: rows.clone(),
+        };
+        let response = keyword.search(spec, &request, Some(&sq), None)?;
+        query_ms.push(start.elapsed().as_secs_f64() * 1e3);
+        std::hint::black_box(response);
+    }
+    Ok(SemanticBench {
+        model: model.model().to_string(),
+        model_load_ms,
+        index_build_ms,
+        texts_per_sec: spec.operations().len() as f64 / (index_build_ms / 1e3),
+        reindex_unchanged_ms,
         queries: query_ms.len(),
         query_ms_p50: percentile(&mut query_ms, 50.0),
         query_ms_p95: percentile(&mut query_ms, 95.0),

@@ -50,6 +50,26 @@ pub enum Command {
     /// Manage projects (named specs) and the active project
     #[command(subcommand)]
     Project(ProjectCommand),
+    /// Install or locate the local embedding model (all-MiniLM-L6-v2)
+    #[command(subcommand)]
+    Model(ModelCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ModelCommand {
+    /// Install the model into the data dir: from the Hugging Face hub, or from a local folder
+    Install {
+        /// A folder holding config.json, tokenizer.json and model.safetensors (no download)
+        #[arg(long, value_name = "DIR")]
+        from: Option<PathBuf>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Show where the model is looked for and whether it loads
+    Status {
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 #[derive(Debug, Args)]
@@ -123,13 +143,48 @@ pub enum ApiCommand {
         /// Number of results (1-50)
         #[arg(long, default_value_t = 10)]
         limit: i64,
-        /// keyword, semantic or hybrid
+        /// hybrid (default), semantic or keyword
+        #[arg(long)]
+        mode: Option<String>,
+        /// Include each hit's full endpoint details
+        #[arg(long)]
+        details: bool,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Build (or rebuild) the semantic search index of a spec; unchanged endpoints reuse their
+    /// vectors
+    Index {
+        #[command(flatten)]
+        target: SpecArgs,
+        /// Embedding provider for this build: local, openai, gemini, ollama or auto
+        /// [default: EMBEDDING_PROVIDER, then `[embedding] provider`, then local]
+        #[arg(long)]
+        provider: Option<String>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Show whether a spec has a semantic index, what built it, and whether it is stale
+    Status {
+        #[command(flatten)]
+        target: SpecArgs,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Score search quality on a golden set of questions (top-1/3/5, MRR, latency)
+    Eval {
+        #[command(flatten)]
+        target: SpecArgs,
+        /// Golden file: one question per line, a TAB, then comma-separated operationIds
+        #[arg(long, value_name = "FILE")]
+        golden: PathBuf,
+        /// hybrid (default), semantic or keyword
         #[arg(long)]
         mode: Option<String>,
         #[arg(long)]
         json: bool,
     },
-    /// Benchmark loading, indexing and keyword search of a spec
+    /// Benchmark loading, indexing and search of a spec
     Bench {
         /// The spec file to measure
         #[arg(long, value_name = "PATH")]
@@ -140,6 +195,9 @@ pub enum ApiCommand {
         /// How many search queries to time
         #[arg(long, default_value_t = 500)]
         queries: usize,
+        /// Also measure the local embedding model: load, index build, hybrid queries
+        #[arg(long)]
+        semantic: bool,
         #[arg(long)]
         json: bool,
     },

@@ -4,6 +4,9 @@
 mod api_cmd;
 mod bench;
 mod cli;
+mod model_cmd;
+mod output;
+mod progress;
 mod project_cmd;
 mod serve;
 
@@ -41,6 +44,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Serve(args) => serve::run(config, args).await,
         Command::Api(command) => api_cmd::run(config, command).await,
         Command::Project(command) => project_cmd::run(config, command),
+        Command::Model(command) => model_cmd::run(config, command).await,
     }
 }
 

@@ -13,9 +13,9 @@ pub fn run(config: Config, command: ProjectCommand) -> anyhow::Result<()> {
             let active = registry.active_name();
             if json {
                 let value = json!({ "projects": registry.projects(), "active": active });
-                println!("{}", serde_json::to_string_pretty(&value)?);
+                crate::output::line(&serde_json::to_string_pretty(&value)?)?;
             } else if registry.projects().is_empty() {
-                println!("no projects: add one with `devlens project add NAME SPEC`");
+                crate::output::line("no projects: add one with `devlens project add NAME SPEC`")?;
             } else {
                 for project in registry.projects() {
                     let marker = if Some(&project.name) == active.as_ref() {
@@ -24,7 +24,7 @@ pub fn run(config: Config, command: ProjectCommand) -> anyhow::Result<()> {
                         " "
                     };
                     let spec = project.spec.as_deref().unwrap_or("(no spec)");
-                    println!("{marker} {}  {spec}", project.name);
+                    crate::output::line(&format!("{marker} {}  {spec}", project.name))?;
                 }
             }
         }

@@ -4,7 +4,7 @@ mod common;
 
 use common::{data_dir_with_petstore, devlens, fixture, petstore};
 use predicates::prelude::*;
-use serde_json::Value;
+use serde_json::{Value, json};
 
 /// Runs devlens with `args`, expects success, and parses stdout as JSON.
 fn json_stdout(dir: &std::path::Path, args: &[&str]) -> Value {
@@ -319,4 +319,191 @@ fn bench_reports_load_index_memory_and_latency() {
     assert_eq!(report["operations"], 5);
     assert_eq!(report["queries"], 20);
     assert!(report["peakRssMib"].as_f64().unwrap() > 0.0);
+}
+
+#[test]
+fn semantic_index_build_status_search_and_eval_with_the_local_model() {
+    let Some(model) = common::model_dir() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let run = |args: &[&str]| {
+        let output = devlens(dir.path())
+            .env("DEVLENS_MODEL_DIR", &model)
+            .env_remove("EMBEDDING_PROVIDER")
+            .args(args)
+            .assert()
+            .success()
+            .get_output()
+            .stdout
+            .clone();
+        serde_json::from_slice::<Value>(&output).expect("stdout is JSON")
+    };
+    let spec = petstore();
+
+    let status = run(&["api", "status", "--spec", &spec, "--json"]);
+    assert_eq!(status["indexed"], false);
+
+    let built = run(&["api", "index", "--spec", &spec, "--json"]);
+    assert_eq!(built["embedded"], 5);
+    assert_eq!(built["vectorCount"], 5);
+    assert_eq!(built["dims"], 384);
+    assert_eq!(built["provider"], "local");
+    let again = run(&["api", "index", "--spec", &spec, "--json"]);
+    assert_eq!(
+        (again["embedded"].clone(), again["reused"].clone()),
+        (json!(0), json!(5))
+    );
+
+    let status = run(&["api", "status", "--spec", &spec, "--json"]);
+    for key in [
+        "indexed",
+        "vectorCount",
+        "dims",
+        "model",
+        "builtAt",
+        "swaggerHash",
+        "stale",
+    ] {
+        assert!(status.get(key).is_some(), "status lacks {key}: {status}");
+    }
+    assert_eq!(status["stale"], false);
+
+    // Wording that shares no keyword with the summary ("Adopt a new pet into the store").
+    let found = run(&[
+        "api",
+        "search",
+        "--spec",
+        &spec,
+        "--query",
+        "bring a new dog home",
+        "--mode",
+        "semantic",
+        "--limit",
+        "2",
+        "--details",
+        "--json",
+    ]);
+    assert_eq!(found["mode"], "semantic");
+    assert_eq!(found["results"][0]["operationId"], "createPet");
+    assert_eq!(found["results"][0]["details"]["method"], "POST");
+    let hybrid = run(&[
+        "api",
+        "search",
+        "--spec",
+        &spec,
+        "--query",
+        "get rid of a pet",
+        "--json",
+    ]);
+    assert_eq!(hybrid["mode"], "hybrid");
+    assert_eq!(hybrid["results"][0]["operationId"], "deletePet");
+
+    let golden = dir.path().join("golden.tsv");
+    std::fs::write(
+        &golden,
+        "# question, TAB, answers\nget rid of a pet\tdeletePet\nbuy something for my pet\tplaceOrder\n",
+    )
+    .unwrap();
+    let golden = golden.display().to_string();
+    for mode in ["keyword", "semantic", "hybrid"] {
+        let report = run(&[
+            "api", "eval", "--spec", &spec, "--golden", &golden, "--mode", mode, "--json",
+        ]);
+        for key in ["n", "top1", "top3", "top5", "mrr", "p50_ms", "p95_ms"] {
+            assert!(report.get(key).is_some(), "eval lacks {key}: {report}");
+        }
+        assert_eq!(report["n"], 2);
+        assert_eq!(report["mode"], mode);
+    }
+}
+
+#[test]
+fn without_a_model_search_falls_back_and_index_says_how_to_install_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = petstore();
+    let mut search = devlens(dir.path());
+    common::without_model(&mut search, dir.path());
+    let output = search
+        .args([
+            "api",
+            "search",
+            "--spec",
+            &spec,
+            "--query",
+            "remove a pet",
+            "--mode",
+            "semantic",
+            "--json",
+        ])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let value: Value = serde_json::from_slice(&output).unwrap();
+    assert_eq!(value["mode"], "keyword");
+    assert!(
+        value["notice"]
+            .as_str()
+            .unwrap()
+            .contains("devlens api index")
+    );
+    assert_eq!(value["results"][0]["operationId"], "deletePet");
+
+    let mut index = devlens(dir.path());
+    common::without_model(&mut index, dir.path());
+    index
+        .args(["api", "index", "--spec", &spec])
+        .assert()
+        .failure()
+        .stderr(predicate::str::contains("devlens model install"));
+
+    let mut status = devlens(dir.path());
+    common::without_model(&mut status, dir.path());
+    status
+        .args(["model", "status"])
+        .assert()
+        .failure()
+        .stderr(predicate::str::contains("not installed"));
+}
+
+#[test]
+fn model_install_from_a_folder_and_bad_golden_files() {
+    let dir = tempfile::tempdir().unwrap();
+    if let Some(model) = common::model_dir() {
+        let mut install = devlens(dir.path());
+        common::without_model(&mut install, dir.path());
+        let output = install
+            .args(["model", "install", "--from"])
+            .arg(&model)
+            .arg("--json")
+            .assert()
+            .success()
+            .get_output()
+            .stdout
+            .clone();
+        let value: Value = serde_json::from_slice(&output).unwrap();
+        assert_eq!(value["installed"], true);
+        assert_eq!(value["dims"], 384);
+        assert!(
+            dir.path()
+                .join("models/all-MiniLM-L6-v2/model.safetensors")
+                .is_file()
+        );
+    }
+    let mut bad = devlens(dir.path());
+    common::without_model(&mut bad, dir.path());
+    bad.args(["model", "install", "--from", "nowhere"])
+        .assert()
+        .failure();
+
+    let golden = dir.path().join("golden.tsv");
+    std::fs::write(&golden, "a question without answers\n").unwrap();
+    devlens(dir.path())
+        .args(["api", "eval", "--spec", &petstore(), "--golden"])
+        .arg(&golden)
+        .assert()
+        .failure()
+        .stderr(predicate::str::contains("line 1"));
 }

@@ -39,3 +39,29 @@ pub fn devlens(data_dir: &Path) -> assert_cmd::Command {
         .current_dir(data_dir);
     cmd
 }
+
+/// The local embedding model folder for tests that need the real model: `DEVLENS_MODEL_DIR`
+/// (scripts/test points it at the fetched model). `None` means skip — unless
+/// `DEVLENS_REQUIRE_TESTDATA=1`, where a missing model fails the test.
+pub fn model_dir() -> Option<PathBuf> {
+    let dir = std::env::var_os("DEVLENS_MODEL_DIR").map(PathBuf::from);
+    let usable = dir.as_ref().is_some_and(|d| {
+        d.join("model.safetensors").is_file() && d.join("tokenizer.json").is_file()
+    });
+    if usable {
+        return dir;
+    }
+    if std::env::var("DEVLENS_REQUIRE_TESTDATA").as_deref() == Ok("1") {
+        panic!("DEVLENS_MODEL_DIR does not hold the embedding model; run scripts/fetch-testdata");
+    }
+    eprintln!("skipped: no embedding model (set DEVLENS_MODEL_DIR, see scripts/fetch-testdata)");
+    None
+}
+
+/// Makes `cmd` find no embedding model anywhere (model dir and Hugging Face cache).
+pub fn without_model(cmd: &mut assert_cmd::Command, scratch: &Path) {
+    cmd.env("DEVLENS_MODEL_DIR", scratch.join("no-model"))
+        .env("HF_HOME", scratch.join("hf"))
+        .env("HF_HUB_CACHE", scratch.join("hf/hub"))
+        .env_remove("EMBEDDING_PROVIDER");
+}

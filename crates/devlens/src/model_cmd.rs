@@ -1,0 +1,93 @@
+//! `devlens model …`: installing and locating the local embedding model.
+
+use serde::Serialize;
+
+use devlens_core::Config;
+use devlens_embed::{
+    DEFAULT_LOCAL_MODEL, Embedder, LocalBert, install_from_folder, install_local_model,
+    resolve_model_dir,
+};
+
+use crate::cli::ModelCommand;
+use crate::output::print;
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ModelReport {
+    model: String,
+    installed: bool,
+    dir: Option<String>,
+    dims: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error: Option<String>,
+}
+
+impl ModelReport {
+    fn to_text(&self) -> String {
+        match (&self.dir, &self.error) {
+            (Some(dir), None) => format!(
+                "{} is installed in {dir} ({} dims)",
+                self.model,
+                self.dims.unwrap_or_default()
+            ),
+            (_, Some(error)) => error.clone(),
+            (None, None) => format!("{} is not installed", self.model),
+        }
+    }
+}
+
+/// Loads the model from `dir` to prove it works, and reports it.
+fn check(dir: &std::path::Path) -> ModelReport {
+    match LocalBert::load(dir, DEFAULT_LOCAL_MODEL, 1) {
+        Ok(model) => ModelReport {
+            model: DEFAULT_LOCAL_MODEL.to_string(),
+            installed: true,
+            dir: Some(dir.display().to_string()),
+            dims: Some(model.dims()),
+            error: None,
+        },
+        Err(e) => ModelReport {
+            model: DEFAULT_LOCAL_MODEL.to_string(),
+            installed: false,
+            dir: Some(dir.display().to_string()),
+            dims: None,
+            error: Some(e.to_string()),
+        },
+    }
+}
+
+pub async fn run(config: Config, command: ModelCommand) -> anyhow::Result<()> {
+    match command {
+        ModelCommand::Install { from, json } => {
+            let dir = match from {
+                Some(folder) => install_from_folder(&folder, &config.data_dir)?,
+                None => {
+                    eprintln!("downloading {DEFAULT_LOCAL_MODEL} from the Hugging Face hub…");
+                    install_local_model(&config.data_dir).await?
+                }
+            };
+            let report = check(&dir);
+            print(json, &report, || report.to_text())
+        }
+        ModelCommand::Status { json } => {
+            let report = match resolve_model_dir(&config.file.embedding, &config.data_dir) {
+                Ok(dir) => check(dir.as_path()),
+                Err(e) => ModelReport {
+                    model: DEFAULT_LOCAL_MODEL.to_string(),
+                    installed: false,
+                    dir: None,
+                    dims: None,
+                    error: Some(e.to_string()),
+                },
+            };
+            if report.installed {
+                return print(json, &report, || report.to_text());
+            }
+            // Not installed is a failure exit, so scripts can test for it.
+            if json {
+                print(true, &report, String::new)?;
+            }
+            anyhow::bail!(report.to_text())
+        }
+    }
+}

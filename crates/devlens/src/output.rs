@@ -1,0 +1,28 @@
+//! Writing command results to stdout: compact text, or pretty JSON with `--json`. A closed pipe
+//! (`devlens … | head`) ends the output quietly instead of panicking like `println!`.
+
+use std::io::Write;
+
+use serde::Serialize;
+
+/// Writes one line to stdout; a reader that went away is not an error.
+pub fn line(text: &str) -> anyhow::Result<()> {
+    let mut out = std::io::stdout().lock();
+    match writeln!(out, "{text}").and_then(|()| out.flush()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(e.into()),
+        _ => Ok(()),
+    }
+}
+
+/// `value` as pretty JSON when `json`, else `text()`.
+pub fn print<T: Serialize>(
+    json: bool,
+    value: &T,
+    text: impl FnOnce() -> String,
+) -> anyhow::Result<()> {
+    if json {
+        line(&serde_json::to_string_pretty(value)?)
+    } else {
+        line(&text())
+    }
+}
