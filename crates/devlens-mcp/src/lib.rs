@@ -31,8 +31,10 @@ const DESERIALIZE_PREFIX: &str = "failed to deserialize parameters:";
 
 const INSTRUCTIONS: &str = "devlens gives you the team's HTTP APIs from their OpenAPI specs. \
 Find an endpoint with search_api_documentation (a question) or list_api_tags then \
-list_endpoints_by_tag; read get_endpoint_details before writing a request. API tools use the \
-active project unless you pass projectName.";
+list_endpoints_by_tag; read get_endpoint_details before writing a request. Search ranks by \
+meaning and keywords once build_api_embedding_index has run for the project (see \
+get_api_index_status); until then it ranks by keywords and says so. API tools use the active \
+project unless you pass projectName.";
 
 /// What the tools share: the domain services.
 #[derive(Debug)]

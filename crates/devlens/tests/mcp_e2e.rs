@@ -25,7 +25,11 @@ const API_TOOLS: &[&str] = &[
 
 type Client = RunningService<RoleClient, ()>;
 
-async fn call(client: &Client, tool: &str, args: Value) -> CallToolResult {
+async fn call<H: rmcp::ClientHandler>(
+    client: &RunningService<RoleClient, H>,
+    tool: &str,
+    args: Value,
+) -> CallToolResult {
     let arguments = args.as_object().cloned().unwrap_or_default();
     client
         .call_tool(CallToolRequestParams::new(tool.to_string()).with_arguments(arguments))
@@ -374,4 +378,158 @@ async fn speaks_the_2025_11_25_handshake_and_2026_07_28_stateless_requests() {
         reply["result"]["structuredContent"]["tags"][0]["name"], "pets",
         "{reply}"
     );
+}
+
+/// Records `notifications/progress` the server sends.
+#[derive(Debug, Clone, Default)]
+struct ProgressLog(std::sync::Arc<std::sync::Mutex<Vec<(f64, Option<f64>)>>>);
+
+impl rmcp::ClientHandler for ProgressLog {
+    async fn on_progress(
+        &self,
+        params: rmcp::model::ProgressNotificationParam,
+        _context: rmcp::service::NotificationContext<RoleClient>,
+    ) {
+        self.0.lock().unwrap().push((params.progress, params.total));
+    }
+}
+
+#[tokio::test]
+async fn semantic_index_tools_with_progress_over_stdio() {
+    let Some(model) = common::model_dir() else {
+        return;
+    };
+    let dir = data_dir_with_petstore();
+    let bin = assert_cmd::cargo::cargo_bin("devlens");
+    let data_dir = dir.path().to_path_buf();
+    let transport = TokioChildProcess::new(tokio::process::Command::new(bin).configure(|cmd| {
+        cmd.arg("serve")
+            .env("DEVLENS_DATA_DIR", &data_dir)
+            .env("DEVLENS_MODEL_DIR", &model)
+            .env_remove("EMBEDDING_PROVIDER")
+            .env_remove("DEVLENS_PROJECT")
+            .env_remove("PROJECT_NAME")
+            .current_dir(&data_dir);
+    }))
+    .expect("spawn devlens serve");
+    let progress = ProgressLog::default();
+    let client = progress
+        .clone()
+        .serve(transport)
+        .await
+        .expect("initialize over stdio");
+    let tools = client.list_all_tools().await.expect("tools/list");
+    for name in [
+        "build_api_embedding_index",
+        "get_api_index_status",
+        "semantic_search_api_documentation",
+    ] {
+        let tool = tools.iter().find(|t| t.name == name).expect(name);
+        assert!(tool.output_schema.is_some(), "{name}");
+    }
+
+    let status = call(&client, "get_api_index_status", json!({})).await;
+    assert!(!is_error(&status), "{}", text_of(&status));
+    assert_eq!(status.structured_content.unwrap()["indexed"], false);
+    let fallback = call(
+        &client,
+        "search_api_documentation",
+        json!({"query": "get rid of a pet", "limit": 3}),
+    )
+    .await;
+    let value = fallback.structured_content.expect("structuredContent");
+    assert_eq!(value["mode"], "keyword");
+    assert!(
+        value["notice"]
+            .as_str()
+            .unwrap()
+            .contains("build_api_embedding_index")
+    );
+
+    let mut request = CallToolRequestParams::new("build_api_embedding_index")
+        .with_arguments(json!({"projectName": "pets"}).as_object().cloned().unwrap());
+    request.meta = Some(rmcp::model::RequestMetaObject::with_progress_token(
+        rmcp::model::ProgressToken(rmcp::model::NumberOrString::String("build-1".into())),
+    ));
+    let built = client.call_tool(request).await.expect("build");
+    assert!(!is_error(&built), "{}", text_of(&built));
+    let report = built.structured_content.expect("structuredContent");
+    assert_eq!(report["embedded"], 5);
+    assert_eq!(report["indexed"], true);
+    let seen = progress.0.lock().unwrap().clone();
+    assert!(!seen.is_empty(), "no progress notifications");
+    assert_eq!(seen.last().copied(), Some((5.0, Some(5.0))));
+
+    let found = call(
+        &client,
+        "semantic_search_api_documentation",
+        json!({"query": "bring a new dog home", "limit": 2, "details": true}),
+    )
+    .await;
+    assert!(!is_error(&found), "{}", text_of(&found));
+    let value = found.structured_content.expect("structuredContent");
+    assert_eq!(value["mode"], "semantic");
+    assert_eq!(value["results"][0]["operationId"], "createPet");
+    assert_eq!(value["results"][0]["details"]["method"], "POST");
+
+    let hybrid = call(
+        &client,
+        "search_api_documentation",
+        json!({"query": "get rid of a pet", "limit": 3}),
+    )
+    .await;
+    let value = hybrid.structured_content.expect("structuredContent");
+    assert_eq!(value["mode"], "hybrid");
+    assert_eq!(value["results"][0]["operationId"], "deletePet");
+    client.cancel().await.expect("close");
+}
+
+#[tokio::test]
+async fn semantic_index_over_the_rest_api() {
+    let Some(model) = common::model_dir() else {
+        return;
+    };
+    let dir = data_dir_with_petstore();
+    // The server inherits DEVLENS_MODEL_DIR from the test's environment (scripts/test sets it).
+    assert!(model.is_dir());
+    let (_server, base) = spawn_http_server(dir.path()).await;
+    let http = reqwest::Client::new();
+
+    let status: Value = http
+        .get(format!("{base}/api/embed/status?project=pets"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(status["indexed"], false);
+
+    let built = http
+        .post(format!("{base}/api/embed/reindex?project=pets"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(built.status(), 200);
+    let built: Value = built.json().await.unwrap();
+    assert_eq!(built["vectorCount"], 5);
+
+    let found: Value = http
+        .post(format!("{base}/api/embed/search"))
+        .json(&json!({"projectName": "pets", "query": "bring a new dog home", "limit": 2}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(found["mode"], "semantic");
+    assert_eq!(found["results"][0]["operationId"], "createPet");
+
+    let unknown = http
+        .post(format!("{base}/api/embed/reindex?project=nope"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(unknown.status(), 404);
 }
