@@ -380,9 +380,12 @@ async fn speaks_the_2025_11_25_handshake_and_2026_07_28_stateless_requests() {
     );
 }
 
+/// `(progress, total)` of one progress notification.
+type ProgressStep = (f64, Option<f64>);
+
 /// Records `notifications/progress` the server sends.
 #[derive(Debug, Clone, Default)]
-struct ProgressLog(std::sync::Arc<std::sync::Mutex<Vec<(f64, Option<f64>)>>>);
+struct ProgressLog(std::sync::Arc<std::sync::Mutex<Vec<ProgressStep>>>);
 
 impl rmcp::ClientHandler for ProgressLog {
     async fn on_progress(
