@@ -219,14 +219,23 @@ async fn search_post(
     run_search(&services, body).await
 }
 
-/// `POST /api/embed/reindex?project=NAME`: builds the project's semantic index (seed 001).
+#[derive(Debug, Deserialize)]
+struct ReindexQuery {
+    #[serde(default)]
+    force: bool,
+    #[serde(flatten)]
+    target: Target,
+}
+
+/// `POST /api/embed/reindex?project=NAME[&force=true]`: builds the project's semantic index
+/// (seed 001).
 async fn embed_reindex(
     State(services): Shared,
-    Query(target): Query<Target>,
+    Query(query): Query<ReindexQuery>,
 ) -> ApiResult<devlens_openapi::explorer::IndexReport> {
     let report = services
         .api
-        .build_index(&target.selector(), &|done, total| {
+        .build_index(&query.target.selector(), query.force, &|done, total| {
             tracing::debug!(done, total, "embedding endpoints");
         })
         .await?;

@@ -136,6 +136,16 @@ pub struct IndexArgs {
     pub target: SpecArgs,
 }
 
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct BuildIndexArgs {
+    /// Embed every endpoint again instead of reusing the vectors of unchanged ones.
+    #[serde(default)]
+    pub force_rebuild: Option<bool>,
+    #[serde(flatten)]
+    pub target: SpecArgs,
+}
+
 impl DevlensServer {
     async fn run_search(
         &self,
@@ -326,14 +336,18 @@ impl DevlensServer {
     )]
     async fn build_api_embedding_index(
         &self,
-        Parameters(args): Parameters<IndexArgs>,
+        Parameters(args): Parameters<BuildIndexArgs>,
         context: RequestContext<RoleServer>,
     ) -> CallToolResult {
         let (progress, forwarder) = progress_sender(&context);
         let result = self
             .services()
             .api
-            .build_index(&args.target.selector(), &progress)
+            .build_index(
+                &args.target.selector(),
+                args.force_rebuild.unwrap_or(false),
+                &progress,
+            )
             .await;
         drop(progress);
         if let Some(forwarder) = forwarder {

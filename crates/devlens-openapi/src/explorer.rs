@@ -534,10 +534,11 @@ impl ApiExplorer {
     }
 
     /// Builds (or rebuilds) the selector's semantic index, reusing the vectors of unchanged
-    /// endpoint texts. The new index replaces the old one only once complete.
+    /// endpoint texts unless `force`. The new index replaces the old one only once complete.
     pub async fn build_index(
         &self,
         selector: &SpecSelector,
+        force: bool,
         progress: Progress<'_>,
     ) -> Result<IndexReport, ExplorerError> {
         let started = Instant::now();
@@ -546,7 +547,10 @@ impl ApiExplorer {
         let spec = self.load(&located).await?;
         let embedder = self.embedder().await?;
         // A damaged previous index is simply not reused.
-        let previous = self.stored_index(&located.index_name).await.ok().flatten();
+        let previous = match force {
+            true => None,
+            false => self.stored_index(&located.index_name).await.ok().flatten(),
+        };
         tracing::info!(
             index = %located.index_name,
             operations = spec.operations().len(),

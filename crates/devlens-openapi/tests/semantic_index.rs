@@ -160,7 +160,7 @@ async fn build_then_search_in_every_mode_with_strict_filters_and_details() {
     let (api, embedder) = explorer(data.path(), WordHash::new("words-v1"));
     let target = spec(&fixture());
 
-    let report = api.build_index(&target, &|_, _| {}).await.unwrap();
+    let report = api.build_index(&target, false, &|_, _| {}).await.unwrap();
     assert_eq!(report.embedded, 8);
     assert_eq!(report.reused, 0);
     assert!(report.status.indexed && !report.status.stale);
@@ -206,8 +206,8 @@ async fn rebuilding_embeds_only_changed_endpoints_and_staleness_is_reported() {
     let target = spec(&file);
     let (api, embedder) = explorer(data.path(), WordHash::new("words-v1"));
 
-    api.build_index(&target, &|_, _| {}).await.unwrap();
-    let unchanged = api.build_index(&target, &|_, _| {}).await.unwrap();
+    api.build_index(&target, false, &|_, _| {}).await.unwrap();
+    let unchanged = api.build_index(&target, false, &|_, _| {}).await.unwrap();
     assert_eq!((unchanged.embedded, unchanged.reused), (0, 8));
 
     // Edit one summary: the index is stale until rebuilt, and searches say so.
@@ -226,9 +226,11 @@ async fn rebuilding_embeds_only_changed_endpoints_and_staleness_is_reported() {
     assert!(response.notice.unwrap().contains("stale"));
 
     let before = embedder.embedded.load(Ordering::SeqCst);
-    let rebuilt = api.build_index(&target, &|_, _| {}).await.unwrap();
+    let rebuilt = api.build_index(&target, false, &|_, _| {}).await.unwrap();
     assert_eq!((rebuilt.embedded, rebuilt.reused), (1, 7));
-    assert_eq!(embedder.embedded.load(Ordering::SeqCst), before + 1);
+    let forced = api.build_index(&target, true, &|_, _| {}).await.unwrap();
+    assert_eq!((forced.embedded, forced.reused), (8, 0));
+    assert_eq!(embedder.embedded.load(Ordering::SeqCst), before + 1 + 8);
     assert!(!rebuilt.status.stale);
 }
 
@@ -237,7 +239,7 @@ async fn an_index_of_another_model_is_not_used_and_the_user_is_told_to_rebuild()
     let data = tempfile::tempdir().unwrap();
     let target = spec(&fixture());
     let (old, _) = explorer(data.path(), WordHash::new("words-v1"));
-    old.build_index(&target, &|_, _| {}).await.unwrap();
+    old.build_index(&target, false, &|_, _| {}).await.unwrap();
 
     let (api, _) = explorer(data.path(), WordHash::new("words-v2"));
     let status = api.index_status(&target).await.unwrap();
@@ -255,7 +257,7 @@ async fn an_index_of_another_model_is_not_used_and_the_user_is_told_to_rebuild()
     );
 
     // Rebuilding with the new model embeds everything again (no vector reuse across models).
-    let report = api.build_index(&target, &|_, _| {}).await.unwrap();
+    let report = api.build_index(&target, false, &|_, _| {}).await.unwrap();
     assert_eq!(report.embedded, 8);
 }
 
@@ -267,7 +269,7 @@ async fn a_failed_rebuild_keeps_the_old_index_answering() {
     std::fs::copy(fixture(), &file).unwrap();
     let target = spec(&file);
     let (api, _) = explorer(data.path(), WordHash::new("words-v1"));
-    let built = api.build_index(&target, &|_, _| {}).await.unwrap();
+    let built = api.build_index(&target, false, &|_, _| {}).await.unwrap();
 
     let text = std::fs::read_to_string(&file)
         .unwrap()
@@ -276,7 +278,10 @@ async fn a_failed_rebuild_keeps_the_old_index_answering() {
     let mut failing = WordHash::new("words-v1");
     failing.fail = true;
     let (broken, _) = explorer(data.path(), failing);
-    let error = broken.build_index(&target, &|_, _| {}).await.unwrap_err();
+    let error = broken
+        .build_index(&target, false, &|_, _| {})
+        .await
+        .unwrap_err();
     assert!(error.to_string().contains("cannot reach"), "{error}");
 
     let status = api.index_status(&target).await.unwrap();
@@ -305,10 +310,13 @@ async fn a_second_build_of_the_same_index_is_refused_while_the_first_runs() {
     let first = {
         let api = api.clone();
         let target = target.clone();
-        tokio::spawn(async move { api.build_index(&target, &|_, _| {}).await })
+        tokio::spawn(async move { api.build_index(&target, false, &|_, _| {}).await })
     };
     gate.entered.notified().await;
-    let second = api.build_index(&target, &|_, _| {}).await.unwrap_err();
+    let second = api
+        .build_index(&target, false, &|_, _| {})
+        .await
+        .unwrap_err();
     assert!(matches!(second, ExplorerError::Busy(_)), "{second}");
     assert!(second.to_string().contains("already being built"));
 

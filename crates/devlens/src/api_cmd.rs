@@ -84,10 +84,15 @@ pub async fn run(mut config: Config, command: ApiCommand) -> anyhow::Result<()> 
             let response = explorer.search(&selector(&target), &request).await?;
             print(json, &response, || response.to_text())
         }
-        ApiCommand::Index { target, json, .. } => {
+        ApiCommand::Index {
+            target,
+            force,
+            json,
+            ..
+        } => {
             let progress = ProgressLine::new("embedding endpoints");
             let report = explorer
-                .build_index(&selector(&target), &|done, total| {
+                .build_index(&selector(&target), force, &|done, total| {
                     progress.update(done, total)
                 })
                 .await;

@@ -161,6 +161,9 @@ pub enum ApiCommand {
         /// [default: EMBEDDING_PROVIDER, then `[embedding] provider`, then local]
         #[arg(long)]
         provider: Option<String>,
+        /// Embed every endpoint again instead of reusing the vectors of unchanged ones
+        #[arg(long)]
+        force: bool,
         #[arg(long)]
         json: bool,
     },
