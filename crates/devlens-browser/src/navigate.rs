@@ -1,0 +1,326 @@
+//! Navigation with a "smart" answer: after a load, the final URL, the HTTP status, the title, and
+//! the console errors and failed requests that happened during the load — what a developer looks
+//! at first, without a second call.
+
+use std::fmt::Write as _;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use crate::actions::{DialogInfo, Mark, render_changes};
+use crate::cdp::Raw;
+use crate::console::{ConsoleEntry, ConsoleLevel};
+use crate::error::{BrowserError, Result, net_error_hint};
+use crate::network::NetworkEntry;
+use crate::targets::Tab;
+use crate::text::truncate;
+
+/// Default and longest time a navigation may take.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
+pub const MAX_TIMEOUT: Duration = Duration::from_secs(120);
+/// Console errors and failed requests listed in the answer.
+const REPORT_ITEMS: usize = 10;
+
+/// Where to go.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub enum Navigation {
+    /// A URL; `localhost:3000` and `example.com` get a scheme.
+    Url(String),
+    Back,
+    Forward,
+    Reload,
+}
+
+/// What a load produced.
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct NavigationOutcome {
+    /// The URL after redirects.
+    pub url: String,
+    /// HTTP status of the document (none for same-document and about: navigations).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub status: Option<u16>,
+    pub title: String,
+    /// The `load` event fired before devlens stopped waiting.
+    pub loaded: bool,
+    /// Console errors and uncaught exceptions during the load (newest).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub console_errors: Vec<ConsoleEntry>,
+    #[serde(skip_serializing_if = "is_zero")]
+    pub console_errors_omitted: usize,
+    /// Requests that failed during the load (newest).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub failed_requests: Vec<NetworkEntry>,
+    #[serde(skip_serializing_if = "is_zero")]
+    pub failed_requests_omitted: usize,
+    /// A dialog the page opened while loading.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dialog: Option<DialogInfo>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
+}
+
+impl NavigationOutcome {
+    pub fn to_text(&self) -> String {
+        let mut out = self.url.clone();
+        if let Some(s) = self.status {
+            let _ = write!(out, " — HTTP {s}");
+        }
+        if !self.title.is_empty() {
+            let _ = write!(out, " — \"{}\"", truncate(&self.title, 100));
+        }
+        if !self.loaded {
+            out.push_str(" (still loading)");
+        }
+        render_changes(
+            &mut out,
+            &self.console_errors,
+            self.console_errors_omitted,
+            &self.failed_requests,
+            self.failed_requests_omitted,
+            self.dialog.as_ref(),
+            &self.url,
+        );
+        if self.console_errors.is_empty()
+            && self.failed_requests.is_empty()
+            && self.dialog.is_none()
+        {
+            out.push_str("\nno console errors, no failed requests");
+        }
+        for note in &self.notes {
+            let _ = write!(out, "\nnote: {note}");
+        }
+        out
+    }
+}
+
+/// Adds a scheme where people leave it out: `http://` for local hosts, `https://` otherwise.
+pub(crate) fn normalize_url(input: &str) -> Result<String> {
+    let url = input.trim();
+    if url.is_empty() {
+        return Err(BrowserError::InvalidInput(
+            "give a URL to navigate to".into(),
+        ));
+    }
+    if url.contains("://")
+        || [
+            "about:",
+            "data:",
+            "file:",
+            "chrome:",
+            "javascript:",
+            "blob:",
+        ]
+        .iter()
+        .any(|p| url.starts_with(p))
+    {
+        return Ok(url.to_string());
+    }
+    if url.contains(char::is_whitespace) {
+        return Err(BrowserError::InvalidInput(format!(
+            "`{url}` is not a URL (it has spaces)"
+        )));
+    }
+    let host = url.split(['/', '?', '#']).next().unwrap_or(url);
+    let local = host.starts_with("localhost")
+        || host.starts_with("127.")
+        || host.starts_with("0.0.0.0")
+        || host.starts_with("[::1]")
+        || host
+            .rsplit_once(':')
+            .is_some_and(|(_, p)| p.parse::<u16>().is_ok());
+    Ok(format!("{}://{url}", if local { "http" } else { "https" }))
+}
+
+impl Tab {
+    /// Loads a URL, goes back or forward in history, or reloads; waits for the `load` event
+    /// (default timeout 30 s) and reports the load.
+    pub async fn navigate(
+        &self,
+        to: &Navigation,
+        timeout: Option<Duration>,
+    ) -> Result<NavigationOutcome> {
+        self.guard()?;
+        let limit = timeout
+            .unwrap_or(DEFAULT_TIMEOUT)
+            .clamp(Duration::from_secs(1), MAX_TIMEOUT);
+        let mark = self.mark().await;
+        let mut notes = Vec::new();
+        let mut loaded = true;
+        match to {
+            Navigation::Url(url) => {
+                let url = normalize_url(url)?;
+                let tab = self.clone();
+                let target = url.clone();
+                // chromiumoxide answers Page.navigate once the page has loaded.
+                let answer = self
+                    .run_blocking("loading the page", limit, async move {
+                        tab.call(Raw::new("Page.navigate", json!({ "url": target })))
+                            .await
+                    })
+                    .await;
+                let answer = match answer {
+                    Err(BrowserError::Timeout { .. }) => {
+                        loaded = false;
+                        notes.push(format!(
+                            "the page did not finish loading within {} s",
+                            limit.as_secs()
+                        ));
+                        None
+                    }
+                    other => other?,
+                };
+                if let Some(answer) = answer
+                    && let Some(error) = answer.get("errorText").and_then(Value::as_str)
+                    && !error.is_empty()
+                {
+                    if answer.get("isDownload").and_then(Value::as_bool) == Some(true) {
+                        notes.push("the URL started a download instead of showing a page".into());
+                    } else if error == "net::ERR_HTTP_RESPONSE_CODE_FAILURE" {
+                        // The server answered (4xx/5xx with an empty body); the status says it.
+                        notes.push("the server sent an error status with an empty body; Chrome shows its own error page".into());
+                    } else {
+                        return Err(BrowserError::NavigationFailed {
+                            url,
+                            error: error.to_string(),
+                            hint: net_error_hint(error),
+                        });
+                    }
+                }
+            }
+            Navigation::Back | Navigation::Forward => {
+                let history = self
+                    .call(Raw::new("Page.getNavigationHistory", json!({})))
+                    .await?;
+                let current = history
+                    .get("currentIndex")
+                    .and_then(Value::as_i64)
+                    .unwrap_or(0);
+                let entries = history
+                    .get("entries")
+                    .and_then(Value::as_array)
+                    .cloned()
+                    .unwrap_or_default();
+                let wanted = if *to == Navigation::Back {
+                    current - 1
+                } else {
+                    current + 1
+                };
+                let Some(entry) = usize::try_from(wanted).ok().and_then(|i| entries.get(i)) else {
+                    return Err(BrowserError::InvalidInput(format!(
+                        "there is no {} page in this tab's history",
+                        if *to == Navigation::Back {
+                            "previous"
+                        } else {
+                            "next"
+                        }
+                    )));
+                };
+                let id = entry.get("id").cloned().unwrap_or(Value::Null);
+                self.call(Raw::new(
+                    "Page.navigateToHistoryEntry",
+                    json!({ "entryId": id }),
+                ))
+                .await?;
+                loaded = self.wait_for_load(&mark, limit).await;
+            }
+            Navigation::Reload => {
+                self.call(Raw::new("Page.reload", json!({}))).await?;
+                loaded = self.wait_for_load(&mark, limit).await;
+            }
+        }
+        notes.extend(self.settle(&mark).await);
+        Ok(self.load_report(&mark, loaded, notes).await)
+    }
+
+    /// Waits for a history navigation or reload to load (or a same-document change to land).
+    async fn wait_for_load(&self, mark: &Mark, limit: Duration) -> bool {
+        let start = tokio::time::Instant::now();
+        loop {
+            if self.blocker().is_some() {
+                return false;
+            }
+            {
+                // A load event, a committed navigation (pages restored from the back-forward
+                // cache fire no load) or a same-document URL change, and nothing loading.
+                let p = self.state().page_state();
+                let changed =
+                    p.loads > mark.loads || p.navigations > mark.navigations || p.url != mark.url;
+                if changed && !p.loading {
+                    return true;
+                }
+            }
+            if start.elapsed() > limit {
+                return false;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
+    async fn load_report(
+        &self,
+        mark: &Mark,
+        loaded: bool,
+        notes: Vec<String>,
+    ) -> NavigationOutcome {
+        let main_frame = self.state().page_state().main_frame.clone();
+        let (console_errors, console_errors_omitted) =
+            self.state()
+                .console_mut()
+                .since(mark.console, ConsoleLevel::Error, REPORT_ITEMS);
+        let (failed_requests, failed_requests_omitted, document) = {
+            let log = self.state().network_mut();
+            let (failed, omitted) = log.failed_since(mark.network, REPORT_ITEMS);
+            (
+                failed,
+                omitted,
+                log.main_document_since(mark.network, main_frame.as_deref()),
+            )
+        };
+        let info = self.info().await.ok();
+        let dialog = self.open_dialog();
+        NavigationOutcome {
+            url: info
+                .as_ref()
+                .map(|i| i.url.clone())
+                .unwrap_or_else(|| self.url()),
+            status: document.and_then(|d| d.status),
+            title: info.map(|i| i.title).unwrap_or_default(),
+            loaded,
+            console_errors,
+            console_errors_omitted,
+            failed_requests,
+            failed_requests_omitted,
+            dialog,
+            notes,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls_get_a_scheme() {
+        assert_eq!(
+            normalize_url("localhost:3000/x").unwrap(),
+            "http://localhost:3000/x"
+        );
+        assert_eq!(
+            normalize_url("127.0.0.1:8080").unwrap(),
+            "http://127.0.0.1:8080"
+        );
+        assert_eq!(normalize_url("example.com").unwrap(), "https://example.com");
+        assert_eq!(normalize_url("about:blank").unwrap(), "about:blank");
+        assert_eq!(normalize_url("http://a/b").unwrap(), "http://a/b");
+        assert!(normalize_url(" ").is_err());
+        assert!(normalize_url("not a url").is_err());
+    }
+}

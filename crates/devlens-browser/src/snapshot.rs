@@ -1,0 +1,522 @@
+//! The page as its accessibility tree, in compact text: one line per meaningful node, indented,
+//! with a short ref (`e12`) on each interactive element that actions accept instead of a
+//! selector. Paged by line.
+//!
+//! ```text
+//! - heading "Sign in" [level=1]
+//! - textbox "Email" [ref=e1] [required]
+//! - checkbox "Remember me" [ref=e2] [checked=false]
+//! - button "Sign in" [ref=e3]
+//! ```
+//!
+//! The tree comes from Chrome (`Accessibility.getFullAXTree`), so names and roles are the ones
+//! screen readers get. Refs map to DOM backend node ids and keep their number for as long as the
+//! document lives, so a second snapshot of the same page says `e3` for the same button.
+
+use std::collections::HashMap;
+use std::fmt::Write as _;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use crate::cdp::Raw;
+use crate::dom::ElementTarget;
+use crate::error::{BrowserError, Result};
+use crate::targets::Tab;
+use crate::text::{collapse, truncate};
+
+/// Default and largest page of lines.
+pub const DEFAULT_LINES: usize = 200;
+pub const MAX_LINES: usize = 1000;
+/// Longest name shown on a line.
+const MAX_NAME: usize = 100;
+/// Refs a document may hand out before the map starts over.
+const MAX_REFS: usize = 20_000;
+
+const INTERACTIVE: &[&str] = &[
+    "button",
+    "link",
+    "textbox",
+    "searchbox",
+    "checkbox",
+    "radio",
+    "combobox",
+    "listbox",
+    "option",
+    "menuitem",
+    "menuitemcheckbox",
+    "menuitemradio",
+    "tab",
+    "switch",
+    "slider",
+    "spinbutton",
+    "treeitem",
+    "textField",
+    "TextField",
+];
+
+/// Roles that only group other nodes: their children are shown in their place.
+const TRANSPARENT: &[&str] = &[
+    "generic",
+    "none",
+    "presentation",
+    "GenericContainer",
+    "Section",
+    "LineBreak",
+    "InlineTextBox",
+    "LayoutTable",
+    "LayoutTableRow",
+    "LayoutTableCell",
+    "Unknown",
+];
+
+/// Landmarks and structure kept in `interactive_only` mode, to keep it readable.
+const STRUCTURE: &[&str] = &[
+    "heading",
+    "dialog",
+    "alertdialog",
+    "alert",
+    "form",
+    "navigation",
+    "main",
+    "banner",
+    "contentinfo",
+    "complementary",
+    "region",
+    "search",
+];
+
+/// States shown in brackets, as `[name]` when true or `[name=value]`.
+const PROPERTIES: &[&str] = &[
+    "level",
+    "checked",
+    "pressed",
+    "selected",
+    "expanded",
+    "disabled",
+    "required",
+    "invalid",
+    "readonly",
+    "focused",
+    "multiselectable",
+    "valuetext",
+];
+
+/// Ref ↔ backend node id of the current document.
+#[derive(Debug, Default)]
+pub(crate) struct RefMap {
+    by_node: HashMap<i64, u32>,
+    by_ref: HashMap<u32, i64>,
+    next: u32,
+}
+
+impl RefMap {
+    pub fn clear(&mut self) {
+        self.by_node.clear();
+        self.by_ref.clear();
+    }
+
+    fn ref_for(&mut self, backend: i64) -> String {
+        if self.by_ref.len() >= MAX_REFS {
+            self.clear();
+        }
+        let n = match self.by_node.get(&backend) {
+            Some(n) => *n,
+            None => {
+                self.next += 1;
+                self.by_node.insert(backend, self.next);
+                self.by_ref.insert(self.next, backend);
+                self.next
+            }
+        };
+        format!("e{n}")
+    }
+
+    pub fn backend_id(&self, reference: &str) -> Option<i64> {
+        let n: u32 = reference.trim().strip_prefix('e')?.parse().ok()?;
+        self.by_ref.get(&n).copied()
+    }
+}
+
+/// What to show.
+#[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase", default)]
+pub struct SnapshotOptions {
+    /// Only interactive elements plus headings and landmarks.
+    pub interactive_only: bool,
+    /// Only the part of the page under this element.
+    pub root: Option<ElementTarget>,
+    /// Skip this many lines (paging).
+    pub offset: usize,
+    /// At most this many lines (default 200, at most 1000).
+    pub limit: Option<usize>,
+}
+
+/// A page of the accessibility snapshot.
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Snapshot {
+    pub url: String,
+    pub title: String,
+    /// The lines of this page, indented two spaces per level.
+    pub lines: Vec<String>,
+    pub total_lines: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_offset: Option<usize>,
+    /// Interactive elements (refs) in the whole snapshot.
+    pub refs: usize,
+}
+
+impl Snapshot {
+    pub fn to_text(&self) -> String {
+        let mut out = format!("{} — \"{}\"", self.url, truncate(&self.title, 100));
+        if self.lines.is_empty() {
+            out.push_str("\n(nothing to show: the page is empty or still loading)");
+        }
+        for line in &self.lines {
+            out.push('\n');
+            out.push_str(line);
+        }
+        if let Some(next) = self.next_offset {
+            let _ = write!(
+                out,
+                "\n… {} of {} lines shown; next page: offset {next}",
+                self.lines.len(),
+                self.total_lines
+            );
+        }
+        out
+    }
+}
+
+struct Node<'a> {
+    raw: &'a Value,
+    children: Vec<&'a str>,
+}
+
+fn ax_str<'a>(v: &'a Value, key: &str) -> &'a str {
+    v.get(key)
+        .and_then(|x| x.get("value"))
+        .and_then(Value::as_str)
+        .unwrap_or("")
+}
+
+impl Tab {
+    /// The accessibility snapshot of the page (or of `root`), paged by line.
+    pub async fn snapshot(&self, options: &SnapshotOptions) -> Result<Snapshot> {
+        self.guard()?;
+        let limit = options.limit.unwrap_or(DEFAULT_LINES).clamp(1, MAX_LINES);
+        let root_backend = match &options.root {
+            Some(target) => Some(self.backend_node_id(target).await?),
+            None => None,
+        };
+        let tree = self
+            .call(Raw::new("Accessibility.getFullAXTree", json!({})))
+            .await?;
+        let nodes = tree
+            .get("nodes")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default();
+        let mut by_id: HashMap<&str, Node<'_>> = HashMap::new();
+        let mut parent_of: HashMap<&str, &str> = HashMap::new();
+        for n in &nodes {
+            let Some(id) = n.get("nodeId").and_then(Value::as_str) else {
+                continue;
+            };
+            let children: Vec<&str> = n
+                .get("childIds")
+                .and_then(Value::as_array)
+                .map(|c| c.iter().filter_map(Value::as_str).collect())
+                .unwrap_or_default();
+            for c in &children {
+                parent_of.insert(c, id);
+            }
+            by_id.insert(id, Node { raw: n, children });
+        }
+        let start: Vec<&str> = match root_backend {
+            Some(backend) => nodes
+                .iter()
+                .find(|n| n.get("backendDOMNodeId").and_then(Value::as_i64) == Some(backend))
+                .and_then(|n| n.get("nodeId").and_then(Value::as_str))
+                .map(|id| vec![id])
+                .unwrap_or_default(),
+            None => nodes
+                .iter()
+                .filter_map(|n| n.get("nodeId").and_then(Value::as_str))
+                .filter(|id| !parent_of.contains_key(id))
+                .collect(),
+        };
+        let mut lines = Vec::new();
+        {
+            let mut page = self.state().page_state();
+            let mut walker = Walker {
+                nodes: &by_id,
+                refs: &mut page.refs,
+                lines: &mut lines,
+                interactive_only: options.interactive_only,
+                control_names: control_names(&by_id),
+            };
+            for id in start {
+                walker.walk(id, 0, "");
+            }
+        }
+        let ref_count = lines.iter().filter(|l| l.contains("[ref=e")).count();
+        let info = self.info().await.ok();
+        let total_lines = lines.len();
+        let page: Vec<String> = lines.into_iter().skip(options.offset).take(limit).collect();
+        let end = options.offset.saturating_add(page.len());
+        Ok(Snapshot {
+            url: info
+                .as_ref()
+                .map(|i| i.url.clone())
+                .unwrap_or_else(|| self.url()),
+            title: info.map(|i| i.title).unwrap_or_default(),
+            lines: page,
+            total_lines,
+            next_offset: (end < total_lines).then_some(end),
+            refs: ref_count,
+        })
+    }
+
+    /// The DOM backend node id of a target (for refs and scoping).
+    pub(crate) async fn backend_node_id(&self, target: &ElementTarget) -> Result<i64> {
+        if let ElementTarget::Ref(r) = target
+            && let Some(id) = self.state().page_state().refs.backend_id(r)
+        {
+            return Ok(id);
+        }
+        let el = self.resolve(target).await?;
+        let v = self
+            .call(Raw::new(
+                "DOM.describeNode",
+                json!({ "objectId": el.object_id }),
+            ))
+            .await?;
+        v["node"]
+            .get("backendNodeId")
+            .and_then(Value::as_i64)
+            .ok_or_else(|| BrowserError::protocol("describing the element", "no backend node id"))
+    }
+}
+
+struct Walker<'a, 'b> {
+    nodes: &'b HashMap<&'a str, Node<'a>>,
+    refs: &'b mut RefMap,
+    lines: &'b mut Vec<String>,
+    interactive_only: bool,
+    /// Names of interactive elements: a text that only repeats one (a `<label>`) is dropped.
+    control_names: std::collections::HashSet<String>,
+}
+
+/// Options shown per select or listbox before "… N more".
+const MAX_OPTIONS: usize = 10;
+
+fn control_names(nodes: &HashMap<&str, Node<'_>>) -> std::collections::HashSet<String> {
+    nodes
+        .values()
+        .filter(|n| INTERACTIVE.contains(&ax_str(n.raw, "role")))
+        .map(|n| collapse(ax_str(n.raw, "name")))
+        .filter(|n| !n.is_empty())
+        .collect()
+}
+
+impl<'a> Walker<'a, '_> {
+    /// Renders a node and its subtree; `parent_name` lets text that repeats it be dropped.
+    fn walk(&mut self, id: &str, depth: usize, parent_name: &str) {
+        let Some(node) = self.nodes.get(id) else {
+            return;
+        };
+        let raw = node.raw;
+        let ignored = raw.get("ignored").and_then(Value::as_bool).unwrap_or(false);
+        let role = ax_str(raw, "role");
+        let name = collapse(ax_str(raw, "name"));
+        let mut child_depth = depth;
+        let mut name_for_children = parent_name.to_string();
+        if !ignored
+            && !TRANSPARENT.contains(&role)
+            && role != "RootWebArea"
+            && let Some(line) = self.line(raw, role, &name, parent_name)
+        {
+            self.lines.push(format!("{}- {line}", "  ".repeat(depth)));
+            child_depth = depth + 1;
+            name_for_children = name.clone();
+        }
+        // A named leaf-ish control (button "Save") needs no text lines for its label.
+        if INTERACTIVE.contains(&role)
+            && !name.is_empty()
+            && role != "listbox"
+            && role != "combobox"
+        {
+            let text_only = node.children.iter().all(|c| {
+                self.nodes
+                    .get(c)
+                    .map(|n| {
+                        let r = ax_str(n.raw, "role");
+                        r == "StaticText" || r == "InlineTextBox" || r == "generic" || r == "image"
+                    })
+                    .unwrap_or(true)
+            });
+            if text_only {
+                return;
+            }
+        }
+        let children = node.children.clone();
+        let is_list = matches!(role, "combobox" | "listbox");
+        let mut options = 0;
+        for child in children {
+            if is_list {
+                options += 1;
+                if options > MAX_OPTIONS {
+                    continue;
+                }
+            }
+            self.walk(child, child_depth, &name_for_children);
+        }
+        if options > MAX_OPTIONS {
+            self.lines.push(format!(
+                "{}- … {} more options",
+                "  ".repeat(child_depth),
+                options - MAX_OPTIONS
+            ));
+        }
+    }
+
+    fn line(&mut self, raw: &Value, role: &str, name: &str, parent_name: &str) -> Option<String> {
+        let interactive = INTERACTIVE.contains(&role);
+        if role == "StaticText" {
+            if self.interactive_only
+                || name.is_empty()
+                || parent_name.contains(name)
+                || self.control_names.contains(name)
+            {
+                return None;
+            }
+            return Some(format!("text \"{}\"", truncate(name, MAX_NAME)));
+        }
+        if self.interactive_only && !interactive && !STRUCTURE.contains(&role) {
+            return None;
+        }
+        // Unnamed, non-interactive containers add nothing but depth.
+        if !interactive
+            && name.is_empty()
+            && !STRUCTURE.contains(&role)
+            && !matches!(
+                role,
+                "list" | "table" | "row" | "img" | "image" | "separator"
+            )
+        {
+            return None;
+        }
+        let mut line = role.to_string();
+        if !name.is_empty() {
+            let _ = write!(line, " \"{}\"", truncate(name, MAX_NAME));
+        }
+        if interactive && let Some(backend) = raw.get("backendDOMNodeId").and_then(Value::as_i64) {
+            let r = self.refs.ref_for(backend);
+            let _ = write!(line, " [ref={r}]");
+        }
+        let value = ax_str(raw, "value");
+        if !value.is_empty() && value != name {
+            let _ = write!(line, " value=\"{}\"", truncate(&collapse(value), 60));
+        }
+        if let Some(props) = raw.get("properties").and_then(Value::as_array) {
+            for p in props {
+                let pname = p.get("name").and_then(Value::as_str).unwrap_or("");
+                if !PROPERTIES.contains(&pname) {
+                    continue;
+                }
+                let v = p.get("value").and_then(|v| v.get("value"));
+                match v {
+                    Some(Value::Bool(true)) => {
+                        let _ = write!(line, " [{pname}]");
+                    }
+                    // A closed select is the normal case; a closed menu button is worth saying.
+                    Some(Value::Bool(false))
+                        if matches!(pname, "checked" | "pressed")
+                            || (pname == "expanded" && role != "combobox") =>
+                    {
+                        let _ = write!(line, " [{pname}=false]");
+                    }
+                    Some(Value::String(s)) if s != "false" && !s.is_empty() => {
+                        if s == "true" {
+                            let _ = write!(line, " [{pname}]");
+                        } else if pname != "valuetext" || !line.contains(s.as_str()) {
+                            let _ = write!(line, " [{pname}={}]", truncate(s, 40));
+                        }
+                    }
+                    Some(Value::Number(n)) => {
+                        let _ = write!(line, " [{pname}={n}]");
+                    }
+                    _ => {}
+                }
+            }
+        }
+        Some(line)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn refs_are_stable_and_resolve() {
+        let mut m = RefMap::default();
+        let a = m.ref_for(100);
+        let b = m.ref_for(200);
+        assert_eq!(m.ref_for(100), a);
+        assert_ne!(a, b);
+        assert_eq!(m.backend_id(&b), Some(200));
+        assert_eq!(m.backend_id("e999"), None);
+        assert_eq!(m.backend_id("x1"), None);
+        m.clear();
+        assert_eq!(m.backend_id(&a), None);
+        // Numbers keep growing after a clear, so an old ref never names a new element.
+        assert_ne!(m.ref_for(100), a);
+    }
+
+    #[test]
+    fn tree_renders_compactly() {
+        let nodes: Vec<Value> = vec![
+            json!({"nodeId": "1", "ignored": false, "role": {"value": "RootWebArea"}, "name": {"value": "Login"}, "childIds": ["2"]}),
+            json!({"nodeId": "2", "ignored": false, "role": {"value": "generic"}, "childIds": ["3", "4", "6"]}),
+            json!({"nodeId": "3", "ignored": false, "role": {"value": "heading"}, "name": {"value": "Sign in"},
+                   "properties": [{"name": "level", "value": {"type": "integer", "value": 1}}], "childIds": ["5"]}),
+            json!({"nodeId": "5", "ignored": false, "role": {"value": "StaticText"}, "name": {"value": "Sign in"}}),
+            json!({"nodeId": "4", "ignored": false, "role": {"value": "textbox"}, "name": {"value": "Email"}, "backendDOMNodeId": 42,
+                   "properties": [{"name": "required", "value": {"type": "boolean", "value": true}}]}),
+            json!({"nodeId": "6", "ignored": false, "role": {"value": "button"}, "name": {"value": "Go"}, "backendDOMNodeId": 43, "childIds": ["7"]}),
+            json!({"nodeId": "7", "ignored": false, "role": {"value": "StaticText"}, "name": {"value": "Go"}}),
+        ];
+        let mut by_id = HashMap::new();
+        for n in &nodes {
+            let id = n["nodeId"].as_str().unwrap();
+            let children = n
+                .get("childIds")
+                .and_then(Value::as_array)
+                .map(|c| c.iter().filter_map(Value::as_str).collect())
+                .unwrap_or_default();
+            by_id.insert(id, Node { raw: n, children });
+        }
+        let mut refs = RefMap::default();
+        let mut lines = Vec::new();
+        let mut w = Walker {
+            control_names: control_names(&by_id),
+            nodes: &by_id,
+            refs: &mut refs,
+            lines: &mut lines,
+            interactive_only: false,
+        };
+        w.walk("1", 0, "");
+        assert_eq!(
+            lines,
+            vec![
+                "- heading \"Sign in\" [level=1]",
+                "- textbox \"Email\" [ref=e1] [required]",
+                "- button \"Go\" [ref=e2]",
+            ]
+        );
+        assert_eq!(refs.backend_id("e1"), Some(42));
+    }
+}

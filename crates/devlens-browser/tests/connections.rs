@@ -1,0 +1,258 @@
+//! Connections and tabs: launching, attaching a second connection to a running Chrome and seeing
+//! the tabs it already had, switching/opening/closing tabs, and no browser left behind.
+
+mod common;
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use common::{block_on, browser_available, server};
+use devlens_browser::{
+    BrowserError, BrowserSessions, ConnectOptions, ConnectionKind, LaunchOptions, TabSelector,
+};
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free port")
+}
+
+/// Is the process still there (and not a zombie)?
+fn running(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => !stat
+            .rsplit(')')
+            .next()
+            .is_some_and(|rest| rest.trim_start().starts_with('Z')),
+        Err(_) => false,
+    }
+}
+
+fn profile_dir(pid: u32) -> Option<PathBuf> {
+    let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
+    cmdline
+        .split(|b| *b == 0)
+        .filter_map(|a| std::str::from_utf8(a).ok())
+        .find_map(|a| a.strip_prefix("--user-data-dir="))
+        .map(PathBuf::from)
+}
+
+async fn gone_within(pid: u32, limit: Duration) -> bool {
+    let start = std::time::Instant::now();
+    while start.elapsed() < limit {
+        if !running(pid) {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    false
+}
+
+#[test]
+fn launch_attach_tabs_and_clean_up() {
+    if !browser_available() {
+        return;
+    }
+    block_on(async {
+        let base = server().await;
+        let sessions = BrowserSessions::new();
+        let port = free_port();
+        let launched = sessions
+            .launch(&LaunchOptions {
+                port: Some(port),
+                ..Default::default()
+            })
+            .await
+            .unwrap();
+        assert_eq!(launched.id, "c1");
+        assert_eq!(launched.kind, ConnectionKind::Launched);
+        assert_eq!(launched.endpoint, format!("http://127.0.0.1:{port}"));
+        assert_eq!(launched.tabs, 1);
+        assert!(
+            launched.to_text().contains("(active) launched"),
+            "{}",
+            launched.to_text()
+        );
+        let pid = launched.pid.expect("pid of the launched browser");
+        assert!(running(pid));
+        let profile = profile_dir(pid).expect("temporary profile");
+        assert!(profile.exists());
+
+        // Tabs opened through the first connection...
+        sessions
+            .new_tab(None, Some(&format!("{base}/form")))
+            .await
+            .unwrap();
+        let opened = sessions
+            .new_tab(None, Some(&format!("{base}/elements")))
+            .await
+            .unwrap();
+        assert_eq!(opened.navigation.as_ref().unwrap().title, "Elements");
+        assert!(opened.tab.active);
+
+        // ...are there for a second connection attached to the same browser.
+        let attached = sessions
+            .connect(&ConnectOptions::host_port(None, port))
+            .await
+            .unwrap();
+        assert_eq!(
+            (attached.id.as_str(), attached.kind),
+            ("c2", ConnectionKind::Connected)
+        );
+        assert!(attached.active);
+        let tabs = sessions.tabs(Some("c2")).await.unwrap();
+        let titles: Vec<&str> = tabs.tabs.iter().map(|t| t.title.as_str()).collect();
+        assert!(
+            titles.contains(&"Sign up") && titles.contains(&"Elements"),
+            "{titles:?}"
+        );
+        assert_eq!(tabs.tabs.len(), 3, "{}", tabs.to_text());
+
+        // Switch by title and by index; calls without a tab act on the active one.
+        let picked = sessions
+            .switch_tab(Some("c2"), &TabSelector::Title("sign".into()))
+            .await
+            .unwrap();
+        assert_eq!(picked.title, "Sign up");
+        let tab = sessions.tab(Some("c2")).await.unwrap();
+        let value = tab
+            .evaluate("document.title", &Default::default())
+            .await
+            .unwrap()
+            .value;
+        assert_eq!(value, serde_json::json!("Sign up"));
+        let by_index = sessions
+            .switch_tab(Some("c2"), &TabSelector::Index(picked.index))
+            .await
+            .unwrap();
+        assert_eq!(by_index.id, picked.id);
+        let err = sessions
+            .switch_tab(Some("c2"), &TabSelector::Title("nothing like it".into()))
+            .await
+            .unwrap_err();
+        assert!(err.to_string().contains("Open tabs:"), "{err}");
+
+        // Close a tab through one connection; the other stops listing it.
+        let left = sessions
+            .close_tab(Some("c2"), Some(&TabSelector::Url("/elements".into())))
+            .await
+            .unwrap();
+        assert_eq!(left.tabs.len(), 2, "{}", left.to_text());
+        let mut first_sees = 0;
+        for _ in 0..20 {
+            first_sees = sessions.tabs(Some("c1")).await.unwrap().tabs.len();
+            if first_sees == 2 {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        assert_eq!(first_sees, 2);
+
+        let list = sessions.connections();
+        assert_eq!(list.connections.len(), 2);
+        assert!(
+            list.to_text().contains("c2 (active) connected"),
+            "{}",
+            list.to_text()
+        );
+        sessions.use_connection("c1").unwrap();
+        let err = sessions.use_connection("c9").unwrap_err();
+        assert!(err.to_string().contains("Connections: c1, c2"), "{err}");
+
+        // Disconnecting the attached connection leaves the browser running...
+        let d = sessions.disconnect(Some("c2")).await.unwrap();
+        assert!(!d.browser_closed);
+        assert!(running(pid));
+        assert_eq!(sessions.tabs(None).await.unwrap().tabs.len(), 2);
+        // ...disconnecting the launcher closes it and removes its temporary profile.
+        let d = sessions.disconnect(None).await.unwrap();
+        assert!(d.browser_closed);
+        assert!(d.to_text().contains("was closed"));
+        assert!(
+            gone_within(pid, Duration::from_secs(10)).await,
+            "browser still running"
+        );
+        assert!(
+            !profile.exists(),
+            "profile left behind: {}",
+            profile.display()
+        );
+        let err = sessions.tab(None).await.unwrap_err();
+        assert!(matches!(err, BrowserError::NotConnected), "{err}");
+    });
+}
+
+#[test]
+fn dropping_the_sessions_stops_the_browser() {
+    if !browser_available() {
+        return;
+    }
+    block_on(async {
+        let sessions = BrowserSessions::new();
+        let info = sessions.launch(&LaunchOptions::default()).await.unwrap();
+        let pid = info.pid.unwrap();
+        let profile = profile_dir(pid).unwrap();
+        drop(sessions);
+        assert!(
+            gone_within(pid, Duration::from_secs(10)).await,
+            "orphaned browser {pid}"
+        );
+        for _ in 0..50 {
+            if !profile.exists() {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        assert!(!profile.exists(), "profile left behind");
+    });
+}
+
+#[test]
+fn failures_say_what_to_do() {
+    block_on(async {
+        let sessions = BrowserSessions::new();
+        let err = sessions.tab(None).await.unwrap_err();
+        assert!(
+            err.to_string()
+                .starts_with("no browser connected. Launch one"),
+            "{err}"
+        );
+        let err = sessions.tabs(Some("c1")).await.unwrap_err();
+        assert!(matches!(err, BrowserError::NotConnected), "{err}");
+
+        let err = sessions
+            .connect(&ConnectOptions::host_port(None, free_port()))
+            .await
+            .unwrap_err();
+        let msg = err.to_string();
+        assert!(
+            msg.starts_with("cannot connect to Chrome at http://127.0.0.1:"),
+            "{msg}"
+        );
+        assert!(msg.contains("--remote-debugging-port=9222"), "{msg}");
+        let err = sessions
+            .connect(&ConnectOptions {
+                endpoint: "what?".into(),
+                connection_id: None,
+            })
+            .await
+            .unwrap_err();
+        assert!(err.to_string().contains("not a DevTools endpoint"), "{err}");
+
+        let err = sessions
+            .launch(&LaunchOptions {
+                chrome_path: Some("/no/such/chrome".into()),
+                ..Default::default()
+            })
+            .await
+            .unwrap_err();
+        assert!(err.to_string().contains("does not exist"), "{err}");
+        assert!(
+            sessions
+                .connections()
+                .to_text()
+                .starts_with("no browser connected")
+        );
+    });
+}
