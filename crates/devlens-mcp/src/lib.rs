@@ -8,6 +8,7 @@
 //! hide protocol errors from the model, and the model is the one who can fix its call.
 
 mod api;
+mod browser;
 mod reply;
 
 use std::sync::Arc;
@@ -24,6 +25,7 @@ use rmcp::{
 
 use devlens_openapi::explorer::ApiExplorer;
 
+pub use devlens_browser;
 pub use rmcp;
 
 /// How rmcp words an argument that does not deserialize.
@@ -34,12 +36,18 @@ Find an endpoint with search_api_documentation (a question) or list_api_tags the
 list_endpoints_by_tag; read get_endpoint_details before writing a request. Search ranks by \
 meaning and keywords once build_api_embedding_index has run for the project (see \
 get_api_index_status); until then it ranks by keywords and says so. API tools use the active \
-project unless you pass projectName.";
+project unless you pass projectName. To see and drive a web page, start a browser with chrome \
+(action launch, or connect to a running Chrome), then navigate, look with snapshot or \
+query_elements, act with click_element / fill_element / type_text (refs from the snapshot or CSS \
+selectors), and check get_console_logs, list_network_requests, screenshot and evaluate; target \
+manages tabs, and page tools take connectionId when several browsers are connected.";
 
 /// What the tools share: the domain services.
 #[derive(Debug)]
 pub struct Services {
     pub api: ApiExplorer,
+    /// Browser connections; call `browser.shutdown()` when the server exits.
+    pub browser: devlens_browser::BrowserSessions,
 }
 
 /// The MCP server. Cheap to clone: one per session over Streamable HTTP, all sharing `Services`.
@@ -53,7 +61,7 @@ impl DevlensServer {
     pub fn new(services: Arc<Services>) -> Self {
         Self {
             services,
-            tool_router: Self::api_tools(),
+            tool_router: Self::api_tools() + Self::browser_tools(),
         }
     }
 

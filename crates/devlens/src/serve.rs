@@ -7,7 +7,7 @@ use tokio_util::sync::CancellationToken;
 
 use devlens_core::Config;
 use devlens_http::OriginPolicy;
-use devlens_mcp::{DevlensServer, Services};
+use devlens_mcp::{DevlensServer, Services, devlens_browser::BrowserSessions};
 use devlens_openapi::explorer::ApiExplorer;
 
 use crate::cli::ServeArgs;
@@ -15,6 +15,7 @@ use crate::cli::ServeArgs;
 pub fn services(config: Config) -> Arc<Services> {
     Arc::new(Services {
         api: ApiExplorer::new(config),
+        browser: BrowserSessions::new(),
     })
 }
 
@@ -27,6 +28,18 @@ pub async fn run(config: Config, args: ServeArgs) -> anyhow::Result<()> {
     );
     let data_dir = config.data_dir.root().display().to_string();
     let services = services(config);
+    let result = serve(services.clone(), http, policy, data_dir).await;
+    // Browsers devlens launched close with it, however serving ended.
+    services.browser.shutdown().await;
+    result
+}
+
+async fn serve(
+    services: Arc<Services>,
+    http: Option<String>,
+    policy: OriginPolicy,
+    data_dir: String,
+) -> anyhow::Result<()> {
     match http {
         None => {
             tracing::info!(data_dir, "devlens MCP server on stdio");
