@@ -147,15 +147,18 @@ pub struct BuildIndexArgs {
 }
 
 impl DevlensServer {
+    /// Runs a search request, or reports why it is invalid; `details` hydrates the hits.
     async fn run_search(
         &self,
         target: &SpecArgs,
         request: Result<SearchRequest, String>,
+        details: Option<bool>,
     ) -> CallToolResult {
-        let request = match request {
+        let mut request = match request {
             Ok(request) => request,
             Err(message) => return failure(message),
         };
+        request.details = details.unwrap_or(false);
         match self
             .services()
             .api
@@ -292,12 +295,8 @@ impl DevlensServer {
             Ok(mode) => mode,
             Err(message) => return failure(message),
         };
-        let request = SearchRequest::new(args.query, args.tag, args.method, Some(args.limit), mode)
-            .map(|mut r| {
-                r.details = args.details.unwrap_or(false);
-                r
-            });
-        self.run_search(&args.target, request).await
+        let request = SearchRequest::new(args.query, args.tag, args.method, Some(args.limit), mode);
+        self.run_search(&args.target, request, args.details).await
     }
 
     /// Find endpoints by meaning (embeddings): the same as search_api_documentation in semantic
@@ -317,12 +316,8 @@ impl DevlensServer {
             args.method,
             Some(args.limit.unwrap_or(10)),
             Some(SearchMode::Semantic),
-        )
-        .map(|mut r| {
-            r.details = args.details.unwrap_or(false);
-            r
-        });
-        self.run_search(&args.target, request).await
+        );
+        self.run_search(&args.target, request, args.details).await
     }
 
     /// Build or rebuild the semantic search index of a project's spec (embeds every endpoint;

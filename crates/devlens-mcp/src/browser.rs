@@ -785,10 +785,7 @@ impl DevlensServer {
     )]
     async fn type_text(&self, Parameters(args): Parameters<TypeTextArgs>) -> CallToolResult {
         let tab = tab_or_fail!(self, &args.connection);
-        let target = args
-            .element
-            .filter(|e| !e.trim().is_empty())
-            .map(|e| ElementTarget::parse(&e));
+        let target = optional_target(args.element);
         respond(
             tab.type_text(target.as_ref(), &args.text, args.submit.unwrap_or(false))
                 .await,
@@ -803,10 +800,7 @@ impl DevlensServer {
     )]
     async fn press_key(&self, Parameters(args): Parameters<PressKeyArgs>) -> CallToolResult {
         let tab = tab_or_fail!(self, &args.connection);
-        let target = args
-            .element
-            .filter(|e| !e.trim().is_empty())
-            .map(|e| ElementTarget::parse(&e));
+        let target = optional_target(args.element);
         respond(tab.press_key(&args.key, target.as_ref()).await)
     }
 
@@ -845,10 +839,7 @@ impl DevlensServer {
         output_schema = schema_for_output::<ActionOutcome>()
     )]
     async fn scroll(&self, Parameters(args): Parameters<ScrollArgs>) -> CallToolResult {
-        let target = args
-            .element
-            .filter(|e| !e.trim().is_empty())
-            .map(|e| ElementTarget::parse(&e));
+        let target = optional_target(args.element);
         if target.is_none() && args.direction.is_none() {
             return failure("give element (to scroll into view), direction, or both");
         }
@@ -1011,10 +1002,7 @@ impl DevlensServer {
         output_schema = schema_for_output::<Screenshot>()
     )]
     async fn screenshot(&self, Parameters(args): Parameters<ScreenshotArgs>) -> CallToolResult {
-        let element = args
-            .element
-            .filter(|e| !e.trim().is_empty())
-            .map(|e| ElementTarget::parse(&e));
+        let element = optional_target(args.element);
         let scope = match (element, args.full_page.unwrap_or(false)) {
             (Some(_), true) => return failure("give element or fullPage, not both"),
             (Some(target), false) => ScreenshotScope::Element(target),
@@ -1116,4 +1104,11 @@ impl DevlensServer {
         };
         respond(tab.emulate(&request).await)
     }
+}
+
+/// An optional `element` argument: blank means none.
+fn optional_target(element: Option<String>) -> Option<ElementTarget> {
+    element
+        .filter(|e| !e.trim().is_empty())
+        .map(|e| ElementTarget::parse(&e))
 }

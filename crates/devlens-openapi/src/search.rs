@@ -238,7 +238,7 @@ fn document(op: &Operation) -> Vec<String> {
 pub struct SemanticQuery<'a> {
     pub index: &'a SemanticIndex,
     pub vector: Vec<f32>,
-    pub rows: Vec<Option<usize>>,
+    pub rows: std::sync::Arc<[Option<usize>]>,
 }
 
 /// Semantic candidates a hybrid search re-scores.

@@ -9,6 +9,7 @@
 //! changed — vectors are reused by text hash when the model is the same.
 
 use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -98,12 +99,17 @@ pub struct IndexedEndpoint {
     pub text_hash: String,
 }
 
+/// Where each row sits in one spec: computed once per spec content, not per query.
+type RowPositions = Arc<[Option<usize>]>;
+
 /// A loaded or freshly built index.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct SemanticIndex {
     pub meta: IndexMeta,
     pub items: Vec<IndexedEndpoint>,
     pub vectors: VectorIndex,
+    /// `rows_in`'s last answer, keyed by the spec's hash.
+    rows_cache: Mutex<Option<(String, RowPositions)>>,
 }
 
 /// What a build did.
@@ -212,6 +218,7 @@ impl SemanticIndex {
                 meta,
                 items,
                 vectors,
+                rows_cache: Mutex::new(None),
             },
         })
     }
@@ -253,21 +260,30 @@ impl SemanticIndex {
 
     /// For each row, the position of the same operation (method + path) in `spec`, if it is
     /// still there: a stale index keeps answering for what did not move.
-    pub fn rows_in(&self, spec: &ApiSpec) -> Vec<Option<usize>> {
+    pub fn rows_in(&self, spec: &ApiSpec) -> RowPositions {
+        let mut cache = self.rows_cache.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some((hash, rows)) = cache.as_ref()
+            && *hash == spec.swagger_hash
+        {
+            return Arc::clone(rows);
+        }
         let positions: HashMap<(&str, &str), usize> = spec
             .operations()
             .iter()
             .enumerate()
             .map(|(i, op)| ((op.method.as_str(), op.path.as_str()), i))
             .collect();
-        self.items
+        let rows: RowPositions = self
+            .items
             .iter()
             .map(|item| {
                 positions
                     .get(&(item.method.as_str(), item.path.as_str()))
                     .copied()
             })
-            .collect()
+            .collect();
+        *cache = Some((spec.swagger_hash.clone(), Arc::clone(&rows)));
+        rows
     }
 }
 
@@ -297,6 +313,7 @@ impl IndexStore {
                 meta: stored.meta,
                 items: stored.items,
                 vectors: stored.vectors,
+                rows_cache: Mutex::new(None),
             }))
     }
 

@@ -212,7 +212,7 @@ async fn semantic_bench(
         let sq = SemanticQuery {
             index: &index,
             vector,
-            rows: rows.clone(),
+            rows: std::sync::Arc::clone(&rows),
         };
         let response = keyword.search(spec, &request, Some(&sq), None)?;
         query_ms.push(start.elapsed().as_secs_f64() * 1e3);
