@@ -171,6 +171,8 @@ pub(crate) struct Connection {
     pid: Option<u32>,
     headless: Option<bool>,
     tabs: Mutex<TabRegistry>,
+    /// The page size each tab's window is fitted to (launched headless browsers only).
+    viewport: Option<(u32, u32)>,
     /// Serializes tab discovery so a target is attached once.
     pub sync_lock: tokio::sync::Mutex<()>,
 }
@@ -236,6 +238,40 @@ impl Connection {
                 }
                 Err(browser_error(&self.id, what, e))
             }
+        }
+    }
+
+    /// Headless Chrome has no window frame yet takes a made-up one's height off the page
+    /// (`--window-size=1280,720` gives a 1280x577 page): size the tab's window by its contents
+    /// instead, so the page is the size that was asked for. Best effort: a Chrome without
+    /// `Browser.setContentsSize` (before 136) keeps the smaller page.
+    pub(crate) async fn fit_window(&self, target_id: &str) {
+        let Some((width, height)) = self.viewport else {
+            return;
+        };
+        let window = self
+            .browser_call(
+                Raw::new(
+                    "Browser.getWindowForTarget",
+                    json!({ "targetId": target_id }),
+                ),
+                "finding the tab's window",
+            )
+            .await;
+        let Some(window_id) = window.ok().and_then(|w| w.get("windowId")?.as_i64()) else {
+            return;
+        };
+        let sized = self
+            .browser_call(
+                Raw::new(
+                    "Browser.setContentsSize",
+                    json!({ "windowId": window_id, "width": width, "height": height }),
+                ),
+                "sizing the tab's window",
+            )
+            .await;
+        if let Err(e) = sized {
+            tracing::debug!("page stays smaller than {width}x{height}: {e}");
         }
     }
 
@@ -382,8 +418,8 @@ impl BrowserSessions {
         };
         let pid = chrome.pid;
         let headless = chrome.headless;
-        let conn = Arc::new(
-            self.new_connection(
+        let mut conn = self
+            .new_connection(
                 id,
                 ConnectionKind::Launched,
                 endpoint,
@@ -394,8 +430,12 @@ impl BrowserSessions {
                 pid,
                 Some(headless),
             )
-            .await,
-        );
+            .await;
+        conn.viewport = headless.then_some((
+            options.window_width.max(100),
+            options.window_height.max(100),
+        ));
+        let conn = Arc::new(conn);
         // The first tab (about:blank) appears a moment after launch.
         wait_for_tabs(&conn, 1).await;
         if conn.registry().tabs.is_empty() {
@@ -489,6 +529,7 @@ impl BrowserSessions {
             pid,
             headless: headless.or(Some(user_agent_headless)),
             tabs: Mutex::default(),
+            viewport: None,
             sync_lock: tokio::sync::Mutex::new(()),
         }
     }

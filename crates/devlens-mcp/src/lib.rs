@@ -9,7 +9,9 @@
 
 mod api;
 mod browser;
+mod families;
 mod reply;
+mod schema;
 
 use std::sync::Arc;
 
@@ -26,17 +28,20 @@ use rmcp::{
 use devlens_openapi::explorer::ApiExplorer;
 
 pub use devlens_browser;
+pub use families::{ToolFamilies, ToolFamily};
 pub use rmcp;
 
 /// How rmcp words an argument that does not deserialize.
 const DESERIALIZE_PREFIX: &str = "failed to deserialize parameters:";
 
-const INSTRUCTIONS: &str = "devlens gives you the team's HTTP APIs from their OpenAPI specs. \
+/// What the server tells the model about each family it offers.
+const API_INSTRUCTIONS: &str = "devlens gives you the team's HTTP APIs from their OpenAPI specs. \
 Find an endpoint with search_api_documentation (a question) or list_api_tags then \
 list_endpoints_by_tag; read get_endpoint_details before writing a request. Search ranks by \
 meaning and keywords once build_api_embedding_index has run for the project (see \
 get_api_index_status); until then it ranks by keywords and says so. API tools use the active \
-project unless you pass projectName. To see and drive a web page, start a browser with chrome \
+project unless you pass projectName.";
+const BROWSER_INSTRUCTIONS: &str = "To see and drive a web page, start a browser with chrome \
 (action launch, or connect to a running Chrome), then navigate, look with snapshot or \
 query_elements, act with click_element / fill_element / type_text (refs from the snapshot or CSS \
 selectors), and check get_console_logs, list_network_requests, screenshot and evaluate; target \
@@ -48,6 +53,8 @@ pub struct Services {
     pub api: ApiExplorer,
     /// Browser connections; call `browser.shutdown()` when the server exits.
     pub browser: devlens_browser::BrowserSessions,
+    /// The tool families every session offers.
+    pub families: ToolFamilies,
 }
 
 /// The MCP server. Cheap to clone: one per session over Streamable HTTP, all sharing `Services`.
@@ -55,13 +62,27 @@ pub struct Services {
 pub struct DevlensServer {
     services: Arc<Services>,
     tool_router: ToolRouter<Self>,
+    /// The tool list as clients see it, schemas compacted once (see `schema`).
+    tool_list: Arc<[Tool]>,
 }
 
 impl DevlensServer {
     pub fn new(services: Arc<Services>) -> Self {
+        let mut tool_router = ToolRouter::new();
+        for family in ToolFamily::ALL {
+            if services.families.contains(family) {
+                tool_router += Self::family_tools(family);
+            }
+        }
+        let tool_list = tool_router
+            .list_all()
+            .into_iter()
+            .map(compact_tool)
+            .collect();
         Self {
             services,
-            tool_router: Self::api_tools() + Self::browser_tools(),
+            tool_router,
+            tool_list,
         }
     }
 
@@ -71,7 +92,28 @@ impl DevlensServer {
 
     /// Every tool this server offers.
     pub fn tools(&self) -> Vec<Tool> {
-        self.tool_router.list_all()
+        self.tool_list.to_vec()
+    }
+
+    fn family_tools(family: ToolFamily) -> ToolRouter<Self> {
+        match family {
+            ToolFamily::Api => Self::api_tools(),
+            ToolFamily::Browser => Self::browser_tools(),
+        }
+    }
+
+    /// The instructions for the families this server offers.
+    fn instructions(&self) -> String {
+        let families = &self.services.families;
+        [
+            (ToolFamily::Api, API_INSTRUCTIONS),
+            (ToolFamily::Browser, BROWSER_INSTRUCTIONS),
+        ]
+        .into_iter()
+        .filter(|(family, _)| families.contains(*family))
+        .map(|(_, text)| text)
+        .collect::<Vec<_>>()
+        .join(" ")
     }
 
     /// Serves MCP over stdin/stdout until the client closes the stream.
@@ -85,6 +127,22 @@ impl DevlensServer {
     }
 }
 
+/// The family a tool of any family belongs to.
+fn family_of(tool: &str) -> Option<ToolFamily> {
+    ToolFamily::ALL
+        .into_iter()
+        .find(|family| DevlensServer::family_tools(*family).has_route(tool))
+}
+
+/// `tool` with the lean schemas of [`schema`].
+fn compact_tool(mut tool: Tool) -> Tool {
+    schema::compact_input_schema(Arc::make_mut(&mut tool.input_schema));
+    if let Some(output) = &mut tool.output_schema {
+        schema::compact_output_schema(Arc::make_mut(output));
+    }
+    tool
+}
+
 impl ServerHandler for DevlensServer {
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
@@ -93,7 +151,7 @@ impl ServerHandler for DevlensServer {
                     .with_title("devlens")
                     .with_description("Browser, API, docs and knowledge tools for front-end work"),
             )
-            .with_instructions(INSTRUCTIONS)
+            .with_instructions(self.instructions())
     }
 
     async fn list_tools(
@@ -105,7 +163,7 @@ impl ServerHandler for DevlensServer {
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
-        self.tool_router.get(name).cloned()
+        self.tool_list.iter().find(|t| t.name == name).cloned()
     }
 
     async fn call_tool(
@@ -115,10 +173,20 @@ impl ServerHandler for DevlensServer {
     ) -> Result<CallToolResponse, ErrorData> {
         let name = request.name.clone();
         if !self.tool_router.has_route(&name) {
-            return Err(ErrorData::invalid_params(
-                format!("unknown tool '{name}': call tools/list to see the tools devlens offers"),
-                None,
-            ));
+            let message = match family_of(&name) {
+                Some(family) => format!(
+                    "tool '{name}' belongs to the {family} tools, which this server was started \
+                     without (it offers {}); restart it with --tools {},{family}",
+                    self.services.families.names(),
+                    self.services.families.names().replace(", ", ",")
+                ),
+                None => {
+                    format!(
+                        "unknown tool '{name}': call tools/list to see the tools devlens offers"
+                    )
+                }
+            };
+            return Err(ErrorData::invalid_params(message, None));
         }
         let call = ToolCallContext::new(self, request, context);
         let mut response = self.tool_router.call(call).await?;

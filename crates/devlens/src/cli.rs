@@ -53,6 +53,168 @@ pub enum Command {
     /// Install or locate the local embedding model (all-MiniLM-L6-v2)
     #[command(subcommand)]
     Model(ModelCommand),
+    /// One-shot browser checks: load a page in headless Chrome (or a running Chrome) and report
+    Browser(BrowserArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct BrowserArgs {
+    #[command(flatten)]
+    pub browser: BrowserChoice,
+    #[command(subcommand)]
+    pub command: BrowserCommand,
+}
+
+/// Which browser a command uses: a headless one launched for the command (closed after), or a
+/// running Chrome.
+#[derive(Debug, Args)]
+pub struct BrowserChoice {
+    /// Use a running Chrome instead of launching one: a port (9222), host:port, http://host:port
+    /// or a ws:// DevTools URL (start Chrome with --remote-debugging-port=9222)
+    #[arg(long, global = true, value_name = "ENDPOINT")]
+    pub connect: Option<String>,
+    /// With --connect: the tab to use, by index, title or URL part [default: the first tab]
+    #[arg(long, global = true, value_name = "TAB", requires = "connect")]
+    pub tab: Option<String>,
+    /// The Chrome/Chromium executable to launch [default: CHROME_PATH, then PATH and the usual
+    /// install locations]
+    #[arg(long, global = true, value_name = "PATH", conflicts_with = "connect")]
+    pub chrome_path: Option<PathBuf>,
+    /// Show the browser window instead of running headless
+    #[arg(long, global = true, conflicts_with = "connect")]
+    pub headful: bool,
+    /// Viewport size of a launched browser, e.g. 1280x720
+    #[arg(long, global = true, value_name = "WxH", conflicts_with = "connect")]
+    pub window: Option<String>,
+}
+
+/// The page a command looks at: loaded from --url, or the current page of a --connect tab.
+#[derive(Debug, Args, Clone)]
+pub struct PageArgs {
+    /// Load this URL first (required unless --connect names a browser with the page open)
+    #[arg(long, value_name = "URL")]
+    pub url: Option<String>,
+    /// Give up waiting for the page load after this many milliseconds
+    #[arg(long, value_name = "MS", default_value_t = 30_000)]
+    pub timeout_ms: u64,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum BrowserCommand {
+    /// Load a URL: final URL, HTTP status, title, console errors and failed requests of the load
+    /// (exit status 1 when the document failed or returned 4xx/5xx)
+    Open {
+        url: String,
+        #[arg(long, value_name = "MS", default_value_t = 30_000)]
+        timeout_ms: u64,
+        #[arg(long)]
+        json: bool,
+    },
+    /// The page's accessibility tree as compact text, paged by line
+    Snapshot {
+        #[command(flatten)]
+        page: PageArgs,
+        /// Only interactive elements, headings and landmarks
+        #[arg(long)]
+        interactive: bool,
+        /// Skip this many lines
+        #[arg(long, default_value_t = 0)]
+        offset: usize,
+        /// At most this many lines [default: 200]
+        #[arg(long)]
+        limit: Option<usize>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Elements matching a CSS selector, one compact line each
+    Query {
+        #[command(flatten)]
+        page: PageArgs,
+        /// CSS selector
+        selector: String,
+        /// Only elements whose text, value, label or placeholder contains this
+        #[arg(long)]
+        text: Option<String>,
+        /// Only visible elements
+        #[arg(long)]
+        visible: bool,
+        /// At most this many (default 5, at most 20)
+        #[arg(long)]
+        limit: Option<usize>,
+        /// Skip this many matches
+        #[arg(long, default_value_t = 0)]
+        offset: usize,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Save a screenshot of the viewport, the full page or one element
+    Screenshot {
+        #[command(flatten)]
+        page: PageArgs,
+        /// Where to write the image
+        #[arg(long, value_name = "FILE")]
+        out: PathBuf,
+        /// The whole page, not just the viewport
+        #[arg(long, conflicts_with = "element")]
+        full_page: bool,
+        /// Only this element (CSS selector)
+        #[arg(long, value_name = "SELECTOR")]
+        element: Option<String>,
+        /// png or jpeg [default: from the file extension, else png]
+        #[arg(long)]
+        format: Option<String>,
+        /// JPEG quality 1-100
+        #[arg(long)]
+        quality: Option<u8>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// The console of the page: messages, errors with their stack, uncaught exceptions
+    Console {
+        #[command(flatten)]
+        page: PageArgs,
+        /// Lowest level to show: error, warn, info, log or debug
+        #[arg(long)]
+        level: Option<String>,
+        /// At most this many, the most recent [default: 50]
+        #[arg(long)]
+        limit: Option<usize>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// The requests of the page: method, status, type, URL, duration, size
+    Network {
+        #[command(flatten)]
+        page: PageArgs,
+        /// Only network errors and HTTP 4xx/5xx
+        #[arg(long)]
+        failed: bool,
+        /// Only this resource type (document, script, fetch, xhr, image, stylesheet, ...)
+        #[arg(long, value_name = "TYPE")]
+        r#type: Option<String>,
+        /// Only URLs containing this
+        #[arg(long, value_name = "TEXT")]
+        url_contains: Option<String>,
+        /// At most this many [default: 50]
+        #[arg(long)]
+        limit: Option<usize>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Run JavaScript in the page and print its value as JSON (exit status 1 if it threw)
+    Eval {
+        #[command(flatten)]
+        page: PageArgs,
+        /// The expression or statements (top-level await works)
+        expression: String,
+        #[arg(long)]
+        json: bool,
+    },
+    /// List the tabs of the browser (useful with --connect)
+    Tabs {
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -77,6 +239,13 @@ pub struct ServeArgs {
     /// Serve HTTP on this address instead of stdio: MCP at /mcp, REST under /api/
     #[arg(long, value_name = "ADDR", num_args = 0..=1, default_missing_value = "127.0.0.1:7878")]
     pub http: Option<String>,
+    /// The tool families to offer, comma-separated: api, browser [default: all]
+    #[arg(long, env = "DEVLENS_TOOLS", value_name = "FAMILIES", value_parser = parse_families)]
+    pub tools: Option<devlens_mcp::ToolFamilies>,
+}
+
+fn parse_families(list: &str) -> Result<devlens_mcp::ToolFamilies, String> {
+    devlens_mcp::ToolFamilies::parse(list)
 }
 
 /// Which spec a command is about.

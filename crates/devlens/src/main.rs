@@ -3,6 +3,7 @@
 
 mod api_cmd;
 mod bench;
+mod browser_cmd;
 mod cli;
 mod model_cmd;
 mod output;
@@ -45,6 +46,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Api(command) => api_cmd::run(config, command).await,
         Command::Project(command) => project_cmd::run(config, command),
         Command::Model(command) => model_cmd::run(config, command).await,
+        Command::Browser(args) => browser_cmd::run(args).await,
     }
 }
 
@@ -54,7 +56,9 @@ fn init_logging(cli: &Cli) {
     let default = if cli.global.verbose { "debug" } else { "info" };
     let filter = EnvFilter::try_from_env("DEVLENS_LOG")
         .or_else(|_| EnvFilter::try_from_default_env())
-        .unwrap_or_else(|_| EnvFilter::new(format!("devlens={default},warn")));
+        // chromiumoxide logs protocol chatter (unknown events, the socket closing at exit) that
+        // devlens already turns into its own messages where it matters.
+        .unwrap_or_else(|_| EnvFilter::new(format!("devlens={default},warn,chromiumoxide=off")));
     let json = std::env::var("DEVLENS_LOG_FORMAT").is_ok_and(|v| v.eq_ignore_ascii_case("json"));
     let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr());
     let builder = fmt()

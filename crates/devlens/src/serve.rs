@@ -7,15 +7,16 @@ use tokio_util::sync::CancellationToken;
 
 use devlens_core::Config;
 use devlens_http::OriginPolicy;
-use devlens_mcp::{DevlensServer, Services, devlens_browser::BrowserSessions};
+use devlens_mcp::{DevlensServer, Services, ToolFamilies, devlens_browser::BrowserSessions};
 use devlens_openapi::explorer::ApiExplorer;
 
 use crate::cli::ServeArgs;
 
-pub fn services(config: Config) -> Arc<Services> {
+pub fn services(config: Config, families: ToolFamilies) -> Arc<Services> {
     Arc::new(Services {
         api: ApiExplorer::new(config),
         browser: BrowserSessions::new(),
+        families,
     })
 }
 
@@ -27,7 +28,7 @@ pub async fn run(config: Config, args: ServeArgs) -> anyhow::Result<()> {
         &config.file.server.allowed_origins,
     );
     let data_dir = config.data_dir.root().display().to_string();
-    let services = services(config);
+    let services = services(config, args.tools.unwrap_or_default());
     let result = serve(services.clone(), http, policy, data_dir).await;
     // Browsers devlens launched close with it, however serving ended.
     services.browser.shutdown().await;

@@ -536,3 +536,61 @@ async fn semantic_index_over_the_rest_api() {
         .unwrap();
     assert_eq!(unknown.status(), 404);
 }
+
+#[tokio::test]
+async fn tool_families_pick_what_a_session_offers_and_say_how_to_get_the_rest() {
+    let dir = data_dir_with_petstore();
+    let bin = assert_cmd::cargo::cargo_bin("devlens");
+    let data_dir = dir.path().to_path_buf();
+    let transport = TokioChildProcess::new(tokio::process::Command::new(bin).configure(|cmd| {
+        cmd.args(["serve", "--tools", "api"])
+            .env("DEVLENS_DATA_DIR", &data_dir)
+            .env_remove("DEVLENS_PROJECT")
+            .env_remove("DEVLENS_TOOLS")
+            .current_dir(&data_dir);
+    }))
+    .expect("spawn devlens serve --tools api");
+    let client = ().serve(transport).await.expect("initialize over stdio");
+    let tools = client.list_all_tools().await.expect("tools/list");
+    check_tool_list(&tools);
+    assert!(
+        tools.iter().all(|t| !["chrome", "navigate", "snapshot"].contains(&&*t.name)),
+        "browser tools are left out"
+    );
+    let instructions = client
+        .peer_info()
+        .and_then(|i| i.instructions.clone())
+        .unwrap_or_default();
+    assert!(instructions.contains("search_api_documentation"));
+    assert!(!instructions.contains("navigate"), "{instructions}");
+
+    // Optional arguments are listed without null alternatives or Rust integer formats.
+    let search = tools
+        .iter()
+        .find(|t| t.name == "list_endpoints_by_tag")
+        .expect("listed");
+    let schema = Value::Object((*search.input_schema).clone()).to_string();
+    for noise in ["\"null\"", "uint", "$schema"] {
+        assert!(!schema.contains(noise), "{noise} in {schema}");
+    }
+
+    let error = client
+        .call_tool(CallToolRequestParams::new("navigate"))
+        .await
+        .expect_err("navigate is not offered");
+    let message = error.to_string();
+    assert!(
+        message.contains("browser tools") && message.contains("--tools api,browser"),
+        "{message}"
+    );
+    client.cancel().await.expect("close");
+
+    // A family that does not exist stops the server before it serves, naming the families.
+    assert_cmd::Command::cargo_bin("devlens")
+        .unwrap()
+        .args(["serve", "--tools", "browser,dom"])
+        .env("DEVLENS_DATA_DIR", dir.path())
+        .assert()
+        .failure()
+        .stderr(predicates::str::contains("unknown tool family `dom`"));
+}

@@ -1,0 +1,257 @@
+//! Leaner tool schemas. Every client sends `tools/list` to its model, so each token there is paid
+//! on every conversation. schemars writes optional arguments for validators, not for models:
+//! `"type": ["string", "null"]`, `"default": null`, `anyOf [$ref, null]`, Rust integer formats
+//! (`uint64`, which JSON Schema validators then warn about) and a `$schema` line per tool. The
+//! meaning for a caller is unchanged by dropping them: an argument that is not `required` may be
+//! left out.
+
+use serde_json::{Map, Value};
+
+/// Integer formats schemars derives from Rust types; not JSON Schema formats.
+const RUST_NUMBER_FORMATS: &[&str] = &[
+    "uint", "uint8", "uint16", "uint32", "uint64", "uint128", "int", "int8", "int16", "int32",
+    "int64", "int128", "float", "double",
+];
+
+/// An input schema as a model needs it: optional arguments without their `null` alternatives,
+/// enums referenced once inlined, no Rust formats or implied bounds.
+pub fn compact_input_schema(schema: &mut Map<String, Value>) {
+    schema.remove("$schema");
+    let defs = schema.get("$defs").and_then(Value::as_object).cloned();
+    let required: Vec<String> = schema
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|r| {
+            r.iter()
+                .filter_map(Value::as_str)
+                .map(String::from)
+                .collect()
+        })
+        .unwrap_or_default();
+    if let Some(Value::Object(properties)) = schema.get_mut("properties") {
+        for (name, property) in properties.iter_mut() {
+            if let Value::Object(property) = property
+                && !required.contains(name)
+            {
+                drop_null_alternative(property, defs.as_ref());
+            }
+        }
+    }
+    strip_rust_formats(schema);
+    drop_unused_defs(schema);
+}
+
+/// An output schema without `$schema` and Rust formats. Its `null`s stay: clients validate the
+/// structured content against it.
+pub fn compact_output_schema(schema: &mut Map<String, Value>) {
+    schema.remove("$schema");
+    strip_rust_formats(schema);
+}
+
+/// `type: [T, "null"]` → `type: T`; `anyOf: [X, {type: null}]` → X (a referenced definition
+/// inlined, keeping the property's own description); `default: null` removed.
+fn drop_null_alternative(property: &mut Map<String, Value>, defs: Option<&Map<String, Value>>) {
+    if property.get("default") == Some(&Value::Null) {
+        property.remove("default");
+    }
+    if let Some(Value::Array(types)) = property.get("type") {
+        let rest: Vec<Value> = types
+            .iter()
+            .filter(|t| t.as_str() != Some("null"))
+            .cloned()
+            .collect();
+        if rest.len() < types.len() {
+            let single = (rest.len() == 1).then(|| rest[0].clone());
+            property.insert("type".into(), single.unwrap_or(Value::Array(rest)));
+        }
+    }
+    let Some(Value::Array(any_of)) = property.get("anyOf") else {
+        return;
+    };
+    let is_null = |v: &Value| v.get("type").and_then(Value::as_str) == Some("null");
+    let rest: Vec<&Value> = any_of.iter().filter(|v| !is_null(v)).collect();
+    let [only] = rest[..] else {
+        return;
+    };
+    if rest.len() == any_of.len() {
+        return;
+    }
+    let mut replacement = match only.get("$ref").and_then(Value::as_str) {
+        Some(reference) => match reference
+            .strip_prefix("#/$defs/")
+            .and_then(|name| defs?.get(name))
+        {
+            Some(Value::Object(definition)) => definition.clone(),
+            _ => only.as_object().cloned().unwrap_or_default(),
+        },
+        None => only.as_object().cloned().unwrap_or_default(),
+    };
+    property.remove("anyOf");
+    // The property's own words win over the definition's.
+    if let Some(description) = property.remove("description") {
+        replacement.insert("description".into(), description);
+    }
+    for (key, value) in replacement {
+        property.entry(key).or_insert(value);
+    }
+}
+
+/// Removes Rust number formats everywhere, with the bounds they imply (`minimum: 0` of an
+/// unsigned type, the type's maximum).
+fn strip_rust_formats(value: &mut Map<String, Value>) {
+    let format = value
+        .get("format")
+        .and_then(Value::as_str)
+        .filter(|f| RUST_NUMBER_FORMATS.contains(f))
+        .map(String::from);
+    if let Some(format) = format {
+        value.remove("format");
+        if format.starts_with("uint") && value.get("minimum").and_then(Value::as_u64) == Some(0) {
+            value.remove("minimum");
+        }
+        let implied_max = match format.as_str() {
+            "uint8" => Some(u64::from(u8::MAX)),
+            "uint16" => Some(u64::from(u16::MAX)),
+            "uint32" => Some(u64::from(u32::MAX)),
+            _ => None,
+        };
+        if implied_max.is_some() && value.get("maximum").and_then(Value::as_u64) == implied_max {
+            value.remove("maximum");
+        }
+    }
+    for child in value.values_mut() {
+        match child {
+            Value::Object(map) => strip_rust_formats(map),
+            Value::Array(items) => {
+                for item in items {
+                    if let Value::Object(map) = item {
+                        strip_rust_formats(map);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Drops `$defs` entries nothing refers to any more (and `$defs` itself when empty).
+fn drop_unused_defs(schema: &mut Map<String, Value>) {
+    let Some(Value::Object(defs)) = schema.remove("$defs") else {
+        return;
+    };
+    let mut kept = Map::new();
+    // A definition may refer to another: repeat until nothing new is kept.
+    loop {
+        let text = format!(
+            "{}{}",
+            Value::Object(schema.clone()),
+            Value::Object(kept.clone())
+        );
+        let before = kept.len();
+        for (name, definition) in &defs {
+            if !kept.contains_key(name) && text.contains(&format!("\"#/$defs/{name}\"")) {
+                kept.insert(name.clone(), definition.clone());
+            }
+        }
+        if kept.len() == before {
+            break;
+        }
+    }
+    if !kept.is_empty() {
+        schema.insert("$defs".into(), Value::Object(kept));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn compact(mut value: Value) -> Value {
+        compact_input_schema(value.as_object_mut().unwrap());
+        value
+    }
+
+    #[test]
+    fn optional_arguments_lose_their_null_alternatives_and_rust_formats() {
+        let schema = json!({
+            "$schema": "https://json-schema.org/draft/2020-12/schema",
+            "$defs": {
+                "ImageFormat": {"type": "string", "enum": ["png", "jpeg"]},
+                "Unused": {"type": "string"}
+            },
+            "type": "object",
+            "required": ["element"],
+            "properties": {
+                "element": {"type": "string", "description": "A ref or selector."},
+                "format": {
+                    "description": "png (default) or jpeg.",
+                    "anyOf": [{"$ref": "#/$defs/ImageFormat"}, {"type": "null"}],
+                    "default": null
+                },
+                "quality": {
+                    "type": ["integer", "null"], "format": "uint8",
+                    "minimum": 0, "maximum": 255, "default": null
+                },
+                "limit": {"type": ["integer", "null"], "format": "uint", "minimum": 1}
+            }
+        });
+        assert_eq!(
+            compact(schema),
+            json!({
+                "type": "object",
+                "required": ["element"],
+                "properties": {
+                    "element": {"type": "string", "description": "A ref or selector."},
+                    "format": {
+                        "description": "png (default) or jpeg.",
+                        "type": "string", "enum": ["png", "jpeg"]
+                    },
+                    "quality": {"type": "integer"},
+                    "limit": {"type": "integer", "minimum": 1}
+                }
+            })
+        );
+    }
+
+    #[test]
+    fn required_arguments_and_shared_definitions_are_kept() {
+        let schema = json!({
+            "$defs": {
+                "Target": {"type": "object", "properties": {"kind": {"$ref": "#/$defs/Kind"}}},
+                "Kind": {"type": "string", "enum": ["a", "b"]}
+            },
+            "type": "object",
+            "required": ["must"],
+            "properties": {
+                "must": {"type": ["string", "null"]},
+                "first": {"$ref": "#/$defs/Target"},
+                "second": {"$ref": "#/$defs/Target"}
+            }
+        });
+        let compacted = compact(schema.clone());
+        assert_eq!(
+            compacted["properties"]["must"]["type"],
+            json!(["string", "null"])
+        );
+        assert_eq!(
+            compacted["$defs"], schema["$defs"],
+            "both definitions still referred to"
+        );
+    }
+
+    #[test]
+    fn output_schemas_keep_null_but_lose_rust_formats() {
+        let mut schema = json!({
+            "$schema": "x",
+            "type": "object",
+            "properties": {"size": {"type": ["integer", "null"], "format": "uint64", "minimum": 0}}
+        });
+        compact_output_schema(schema.as_object_mut().unwrap());
+        assert_eq!(
+            schema,
+            json!({"type": "object", "properties": {"size": {"type": ["integer", "null"]}}})
+        );
+    }
+}

@@ -1,0 +1,357 @@
+//! `devlens browser …`: one-shot page checks from a shell or a script. Each command launches a
+//! headless browser for itself (closed when it ends) or uses a running Chrome (`--connect`), loads
+//! the page when `--url` is given, prints one compact answer and leaves. Interactive sessions —
+//! clicking through a flow — are what the MCP tools are for.
+
+use std::path::Path;
+use std::time::Duration;
+
+use anyhow::{Context, bail};
+use devlens_browser::{
+    BrowserSessions, ConnectOptions, ConsoleLevel, ConsoleQuery, ElementQuery, ElementTarget,
+    EvaluateOptions, ImageFormat, LaunchOptions, Navigation, NetworkQuery, ScreenshotRequest,
+    ScreenshotScope, SnapshotOptions, Tab, TabSelector, WaitCondition,
+};
+
+use crate::cli::{BrowserArgs, BrowserChoice, BrowserCommand, PageArgs};
+use crate::output;
+
+/// How long console and network commands wait for the page's own requests to finish after the
+/// load, so late `fetch`es and the errors they cause are in the answer.
+const SETTLE_TIMEOUT: Duration = Duration::from_secs(5);
+
+pub async fn run(args: BrowserArgs) -> anyhow::Result<()> {
+    check_arguments(&args)?;
+    let sessions = BrowserSessions::new();
+    let outcome = run_with(&sessions, &args).await;
+    // A launched browser is closed, a connected one is left running, on success and on failure.
+    sessions.shutdown().await;
+    outcome
+}
+
+/// Mistakes in the arguments, reported before a browser starts.
+fn check_arguments(args: &BrowserArgs) -> anyhow::Result<()> {
+    let page = match &args.command {
+        BrowserCommand::Snapshot { page, .. }
+        | BrowserCommand::Query { page, .. }
+        | BrowserCommand::Screenshot { page, .. }
+        | BrowserCommand::Console { page, .. }
+        | BrowserCommand::Network { page, .. }
+        | BrowserCommand::Eval { page, .. } => Some(page),
+        BrowserCommand::Open { .. } | BrowserCommand::Tabs { .. } => None,
+    };
+    if let Some(page) = page
+        && page.url.is_none()
+        && args.browser.connect.is_none()
+    {
+        bail!(
+            "give --url to load a page, or --connect ENDPOINT to look at a page open in a running \
+             Chrome"
+        );
+    }
+    if let BrowserCommand::Tabs { .. } = args.command
+        && args.browser.connect.is_none()
+    {
+        bail!(
+            "a browser launched for one command has only a blank tab; give --connect ENDPOINT to \
+             list the tabs of a running Chrome"
+        );
+    }
+    if let BrowserCommand::Console {
+        level: Some(level), ..
+    } = &args.command
+        && ConsoleLevel::parse(level).is_none()
+    {
+        bail!("unknown --level `{level}`: use error, warn, info, log or debug");
+    }
+    if let Some(window) = &args.browser.window {
+        parse_window(window)?;
+    }
+    Ok(())
+}
+
+async fn run_with(sessions: &BrowserSessions, args: &BrowserArgs) -> anyhow::Result<()> {
+    start_browser(sessions, &args.browser).await?;
+    if let BrowserCommand::Tabs { json } = args.command {
+        let tabs = sessions.tabs(None).await?;
+        return output::print(json, &tabs, || tabs.to_text());
+    }
+    let tab = pick_tab(sessions, args.browser.tab.as_deref()).await?;
+    match &args.command {
+        BrowserCommand::Open {
+            url,
+            timeout_ms,
+            json,
+        } => {
+            let outcome = tab
+                .navigate(
+                    &Navigation::Url(url.clone()),
+                    Some(Duration::from_millis(*timeout_ms)),
+                )
+                .await?;
+            output::print(*json, &outcome, || outcome.to_text())?;
+            if let Some(status) = outcome.status
+                && status >= 400
+            {
+                bail!("the page answered HTTP {status}");
+            }
+            Ok(())
+        }
+        BrowserCommand::Snapshot {
+            page,
+            interactive,
+            offset,
+            limit,
+            json,
+        } => {
+            load(&tab, page).await?;
+            let options = SnapshotOptions {
+                interactive_only: *interactive,
+                root: None,
+                offset: *offset,
+                limit: *limit,
+            };
+            let snapshot = tab.snapshot(&options).await?;
+            output::print(*json, &snapshot, || snapshot.to_text())
+        }
+        BrowserCommand::Query {
+            page,
+            selector,
+            text,
+            visible,
+            limit,
+            offset,
+            json,
+        } => {
+            load(&tab, page).await?;
+            let query = ElementQuery {
+                selector: selector.clone(),
+                text: text.clone(),
+                visible: visible.then_some(true),
+                limit: *limit,
+                offset: *offset,
+            };
+            let elements = tab.query_elements(&query).await?;
+            output::print(*json, &elements, || elements.to_text())
+        }
+        BrowserCommand::Screenshot {
+            page,
+            out,
+            full_page,
+            element,
+            format,
+            quality,
+            json,
+        } => {
+            let format = image_format(format.as_deref(), out)?;
+            load(&tab, page).await?;
+            let scope = match element {
+                Some(selector) => ScreenshotScope::Element(ElementTarget::parse(selector)),
+                None if *full_page => ScreenshotScope::FullPage,
+                None => ScreenshotScope::Viewport,
+            };
+            let request = ScreenshotRequest {
+                scope,
+                format,
+                quality: *quality,
+                path: Some(out.clone()),
+            };
+            let shot = tab.screenshot(&request).await?;
+            output::print(*json, &shot, || shot.to_text())
+        }
+        BrowserCommand::Console {
+            page,
+            level,
+            limit,
+            json,
+        } => {
+            load(&tab, page).await?;
+            settle(&tab, page).await;
+            let query = ConsoleQuery {
+                level: level.as_deref().and_then(ConsoleLevel::parse),
+                contains: None,
+                limit: *limit,
+                since_last_read: false,
+            };
+            let logs = tab.console_logs(&query);
+            output::print(*json, &logs, || logs.to_text())
+        }
+        BrowserCommand::Network {
+            page,
+            failed,
+            r#type,
+            url_contains,
+            limit,
+            json,
+        } => {
+            load(&tab, page).await?;
+            settle(&tab, page).await;
+            let query = NetworkQuery {
+                failed_only: *failed,
+                resource_type: r#type.clone(),
+                url_contains: url_contains.clone(),
+                offset: 0,
+                limit: *limit,
+                include_previous_pages: false,
+            };
+            let requests = tab.network_requests(&query);
+            output::print(*json, &requests, || requests.to_text())
+        }
+        BrowserCommand::Eval {
+            page,
+            expression,
+            json,
+        } => {
+            load(&tab, page).await?;
+            let evaluation = tab
+                .evaluate(expression, &EvaluateOptions::default())
+                .await?;
+            output::print(*json, &evaluation, || evaluation.to_text())?;
+            if let Some(error) = &evaluation.error {
+                bail!("the code threw: {}", error.message);
+            }
+            Ok(())
+        }
+        BrowserCommand::Tabs { .. } => unreachable!("answered above"),
+    }
+}
+
+async fn start_browser(sessions: &BrowserSessions, choice: &BrowserChoice) -> anyhow::Result<()> {
+    match &choice.connect {
+        Some(endpoint) => {
+            sessions
+                .connect(&ConnectOptions {
+                    endpoint: endpoint.clone(),
+                    connection_id: None,
+                })
+                .await?;
+        }
+        None => {
+            let defaults = LaunchOptions::default();
+            let (window_width, window_height) = match &choice.window {
+                Some(window) => parse_window(window)?,
+                None => (defaults.window_width, defaults.window_height),
+            };
+            sessions
+                .launch(&LaunchOptions {
+                    chrome_path: choice.chrome_path.clone(),
+                    headless: !choice.headful,
+                    window_width,
+                    window_height,
+                    ..defaults
+                })
+                .await?;
+        }
+    }
+    Ok(())
+}
+
+/// The tab `--tab` names (an index, else a title or URL part), or the active one.
+async fn pick_tab(sessions: &BrowserSessions, wanted: Option<&str>) -> anyhow::Result<Tab> {
+    let Some(wanted) = wanted.map(str::trim).filter(|w| !w.is_empty()) else {
+        return Ok(sessions.tab(None).await?);
+    };
+    let selectors = match wanted.parse::<usize>() {
+        Ok(index) => vec![TabSelector::Index(index)],
+        Err(_) => vec![
+            TabSelector::Title(wanted.to_string()),
+            TabSelector::Url(wanted.to_string()),
+        ],
+    };
+    let mut last_error = None;
+    for selector in &selectors {
+        match sessions.tab_by(None, selector).await {
+            Ok(tab) => return Ok(tab),
+            Err(e) => last_error = Some(e),
+        }
+    }
+    Err(last_error.map_or_else(|| anyhow::anyhow!("no tab `{wanted}`"), Into::into))
+}
+
+/// Loads `--url` when given; with `--connect` and no URL the tab's current page is used.
+async fn load(tab: &Tab, page: &PageArgs) -> anyhow::Result<()> {
+    let Some(url) = &page.url else {
+        return Ok(());
+    };
+    let outcome = tab
+        .navigate(
+            &Navigation::Url(url.clone()),
+            Some(Duration::from_millis(page.timeout_ms)),
+        )
+        .await?;
+    if !outcome.loaded {
+        tracing::warn!(
+            "{} did not finish loading; answering with what is there",
+            outcome.url
+        );
+    }
+    Ok(())
+}
+
+/// Lets requests the page starts after `load` finish (bounded), so their outcome is reported.
+async fn settle(tab: &Tab, page: &PageArgs) {
+    if page.url.is_none() {
+        return;
+    }
+    // Not reaching idle is fine: the answer then shows the requests still pending.
+    let _ = tab
+        .wait_for(&WaitCondition::NetworkIdle, Some(SETTLE_TIMEOUT))
+        .await;
+}
+
+fn image_format(format: Option<&str>, out: &Path) -> anyhow::Result<ImageFormat> {
+    let from_extension = || {
+        out.extension()
+            .and_then(|e| e.to_str())
+            .map(str::to_ascii_lowercase)
+    };
+    let name = format.map(str::to_ascii_lowercase).or_else(from_extension);
+    match name.as_deref() {
+        None | Some("png") => Ok(ImageFormat::Png),
+        Some("jpeg" | "jpg") => Ok(ImageFormat::Jpeg),
+        Some(other) if format.is_some() => bail!("unknown --format `{other}`: use png or jpeg"),
+        // An unfamiliar extension with no --format: PNG, as the default says.
+        Some(_) => Ok(ImageFormat::Png),
+    }
+}
+
+/// `1280x720` → (1280, 720).
+fn parse_window(text: &str) -> anyhow::Result<(u32, u32)> {
+    let parse = || -> Option<(u32, u32)> {
+        let (w, h) = text.trim().split_once(['x', 'X'])?;
+        let (w, h) = (w.trim().parse().ok()?, h.trim().parse().ok()?);
+        ((100..=10_000).contains(&w) && (100..=10_000).contains(&h)).then_some((w, h))
+    };
+    parse().with_context(|| {
+        format!("--window `{text}`: give WIDTHxHEIGHT, e.g. 1280x720 (100 to 10000 each)")
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn window_sizes_parse_and_bad_ones_say_the_form() {
+        assert_eq!(parse_window("1280x720").unwrap(), (1280, 720));
+        assert_eq!(parse_window(" 800X600 ").unwrap(), (800, 600));
+        for bad in ["1280", "x720", "0x0", "99999x10", "wide x tall"] {
+            let message = parse_window(bad).unwrap_err().to_string();
+            assert!(message.contains("WIDTHxHEIGHT"), "{bad}: {message}");
+        }
+    }
+
+    #[test]
+    fn image_format_comes_from_the_flag_then_the_extension() {
+        let png = Path::new("shot.png");
+        let jpg = Path::new("shot.JPG");
+        assert_eq!(image_format(None, png).unwrap(), ImageFormat::Png);
+        assert_eq!(image_format(None, jpg).unwrap(), ImageFormat::Jpeg);
+        assert_eq!(image_format(Some("jpeg"), png).unwrap(), ImageFormat::Jpeg);
+        assert_eq!(
+            image_format(None, Path::new("shot.webp")).unwrap(),
+            ImageFormat::Png
+        );
+        assert!(image_format(Some("gif"), png).is_err());
+    }
+}
