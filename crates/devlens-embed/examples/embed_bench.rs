@@ -6,6 +6,9 @@
 //! ```
 //!
 //! The model folder comes from `DEVLENS_MODEL_DIR`, else `.testdata/models/all-MiniLM-L6-v2`.
+//! `EMBED_BENCH_TEXTS` / `EMBED_BENCH_QUERIES` name JSON arrays of strings to use instead of the
+//! synthetic ones (e.g. what `devlens api bench --semantic --texts-out F --queries-out G` wrote),
+//! so two builds can be compared on the same real texts.
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -81,7 +84,14 @@ async fn main() {
     });
     let load = started.elapsed();
 
-    let texts = synth(count);
+    let from_file = |var: &str| -> Option<Vec<String>> {
+        let path = std::env::var_os(var)?;
+        let text = std::fs::read_to_string(&path).expect("readable texts file");
+        Some(serde_json::from_str(&text).expect("a JSON array of strings"))
+    };
+    let texts = from_file("EMBED_BENCH_TEXTS").unwrap_or_else(|| synth(count));
+    let count = texts.len();
+    let questions = from_file("EMBED_BENCH_QUERIES");
     // Warm-up: first-touch allocations and thread pools.
     model
         .embed_documents(&texts[..batch.min(count)], &|_, _| {})
@@ -95,11 +105,14 @@ async fn main() {
 
     let mut latencies = Vec::with_capacity(queries);
     for i in 0..queries {
-        let q = format!(
-            "how do I {} {} number {i}",
-            ["list", "create", "delete", "search"][i % 4],
-            RESOURCES[i % RESOURCES.len()]
-        );
+        let q = match &questions {
+            Some(list) => list[i % list.len()].clone(),
+            None => format!(
+                "how do I {} {} number {i}",
+                ["list", "create", "delete", "search"][i % 4],
+                RESOURCES[i % RESOURCES.len()]
+            ),
+        };
         let started = Instant::now();
         model.embed_query(&q).await.unwrap();
         latencies.push(started.elapsed());

@@ -31,6 +31,7 @@
 use std::future::Future;
 use std::pin::Pin;
 
+mod bert;
 mod cache;
 mod error;
 mod gemini;

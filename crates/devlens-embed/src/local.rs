@@ -10,18 +10,26 @@
 //! (a third of the tokens were padding in input order, see `shared/notes/embeddings.md`), and the
 //! original order is restored afterwards. Forward passes run in `spawn_blocking` so the async
 //! runtime keeps serving while a batch computes.
+//!
+//! Threads: every forward pass runs on one thread, inside a one-thread rayon pool, so candle's
+//! matrix multiplies (gemm, which splits its work over the *current* rayon pool) stay on it.
+//! Bulk work runs one batch per core side by side: everything parallelises, element-wise passes
+//! included (candle runs those on one thread), and nothing waits on a fork-join per matrix
+//! multiply. A single query is too small to split well: on this kind of machine its latency was
+//! lowest on one thread, and a query keeps its own pool so it never queues behind an index build.
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
 use candle_core::{DType, Device, IndexOp, Tensor};
 use candle_nn::VarBuilder;
-use candle_transformers::models::bert::{BertModel, Config as BertConfig};
 use devlens_core::{DataDir, EmbeddingSettings};
 use tokenizers::{Encoding, Tokenizer, TruncationParams};
 
+use crate::bert::{Bert, Config as BertConfig};
 use crate::{BoxFuture, EmbedError, Embedder, Progress, Provider, l2_normalize};
 
 /// The default local model, as sentence-transformers names it.
@@ -65,14 +73,30 @@ pub struct LocalBert {
 
 /// The part that moves into `spawn_blocking`.
 struct Runner {
-    bert: BertModel,
+    bert: Bert,
     tokenizer: Tokenizer,
     device: Device,
     pooling: Pooling,
     max_len: usize,
     dims: usize,
     pad_id: u32,
+    /// One single-thread pool per bulk worker (one per core).
+    bulk: Vec<rayon::ThreadPool>,
+    /// The single-thread pool queries run in.
+    query: rayon::ThreadPool,
 }
+
+/// A rayon pool of one thread named `name`.
+fn one_thread_pool(name: String) -> Result<rayon::ThreadPool, String> {
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .thread_name(move |_| name.clone())
+        .build()
+        .map_err(|e| format!("cannot start an embedding thread: {e}"))
+}
+
+/// One batch's vectors, or why it failed, tagged with the batch's position.
+type BatchResult = (usize, Result<Vec<Vec<f32>>, EmbedError>);
 
 impl std::fmt::Debug for LocalBert {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -153,8 +177,15 @@ impl LocalBert {
         let tensors = candle_core::safetensors::load(dir.join("model.safetensors"), &device)
             .map_err(|e| load_err(format!("model.safetensors: {e}")))?;
         let vb = VarBuilder::from_tensors(tensors, DType::F32, &device);
-        let bert = BertModel::load(vb, &config)
+        let bert = Bert::load(vb, &config)
             .map_err(|e| load_err(format!("weights do not match config.json: {e}")))?;
+        // candle's own choice (physical cores, or RAYON_NUM_THREADS).
+        let workers = candle_core::utils::get_num_threads().max(1);
+        let bulk = (0..workers)
+            .map(|i| one_thread_pool(format!("embed-bulk-{i}")))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(load_err)?;
+        let query = one_thread_pool("embed-query".into()).map_err(load_err)?;
 
         tracing::info!(
             model = name,
@@ -173,6 +204,8 @@ impl LocalBert {
                 max_len,
                 dims: config.hidden_size,
                 pad_id,
+                bulk,
+                query,
             }),
             name: name.to_owned(),
             dir: dir.to_path_buf(),
@@ -208,6 +241,36 @@ impl Runner {
             .map_err(|e| EmbedError::Inference(format!("forward pass: {e}")))
     }
 
+    /// Embeds `batches` one per bulk worker at a time, sending each result to `done` as it is
+    /// ready. Stops early when a batch fails or nobody listens any more.
+    fn embed_batches(
+        &self,
+        batches: &[Vec<Encoding>],
+        done: &tokio::sync::mpsc::UnboundedSender<BatchResult>,
+    ) {
+        let next = AtomicUsize::new(0);
+        let work = || {
+            loop {
+                let b = next.fetch_add(1, Ordering::Relaxed);
+                let Some(batch) = batches.get(b) else { break };
+                let result = self.embed(batch);
+                let failed = result.is_err();
+                if done.send((b, result)).is_err() || failed {
+                    // Let the other workers stop too.
+                    next.store(batches.len(), Ordering::Relaxed);
+                    break;
+                }
+            }
+        };
+        let workers = self.bulk.len().min(batches.len()).max(1);
+        std::thread::scope(|scope| {
+            for pool in &self.bulk[1..workers] {
+                scope.spawn(|| pool.install(work));
+            }
+            self.bulk[0].install(work);
+        });
+    }
+
     fn forward(&self, batch: &[Encoding]) -> candle_core::Result<Vec<Vec<f32>>> {
         let n = batch.len();
         let len = batch.iter().map(Encoding::len).max().unwrap_or(0).max(1);
@@ -226,7 +289,11 @@ impl Runner {
         let ids = Tensor::from_vec(ids, (n, len), &self.device)?;
         let type_ids = Tensor::from_vec(type_ids, (n, len), &self.device)?;
         let mask = Tensor::from_vec(mask, (n, len), &self.device)?;
-        let hidden = self.bert.forward(&ids, &type_ids, Some(&mask))?; // (n, len, dims)
+        // Without padding (a single text, or texts of one length) the mask changes nothing.
+        let padded = batch.iter().any(|enc| enc.len() < len);
+        let hidden = self
+            .bert
+            .forward(&ids, &type_ids, padded.then_some(&mask))?; // (n, len, dims)
         let pooled = match self.pooling {
             Pooling::Mean => {
                 let mask = mask.to_dtype(DType::F32)?.unsqueeze(2)?; // (n, len, 1)
@@ -275,29 +342,51 @@ impl Embedder for LocalBert {
             let mut order: Vec<usize> = (0..total).collect();
             order.sort_by_key(|&i| std::cmp::Reverse(encodings[i].len()));
             let mut encodings: Vec<Option<Encoding>> = encodings.into_iter().map(Some).collect();
+            // Small jobs (an incremental re-index) still get every worker busy.
+            let per_batch = self
+                .batch_size
+                .min(total.div_ceil(self.runner.bulk.len()))
+                .max(1);
+            let chunks: Vec<&[usize]> = order.chunks(per_batch).collect();
+            let batches: Vec<Vec<Encoding>> = chunks
+                .iter()
+                .map(|chunk| {
+                    chunk
+                        .iter()
+                        .map(|&i| encodings[i].take().unwrap_or_default())
+                        .collect()
+                })
+                .collect();
 
+            let (done, mut finished) = tokio::sync::mpsc::unbounded_channel();
+            let runner = self.runner.clone();
+            let workers =
+                tokio::task::spawn_blocking(move || runner.embed_batches(&batches, &done));
             let mut out: Vec<Option<Vec<f32>>> = vec![None; total];
-            let batches = total.div_ceil(self.batch_size);
-            for (b, chunk) in order.chunks(self.batch_size).enumerate() {
-                let batch: Vec<Encoding> = chunk
-                    .iter()
-                    .map(|&i| encodings[i].take().unwrap_or_default())
-                    .collect();
-                let runner = self.runner.clone();
-                let vectors = blocking(move || runner.embed(&batch)).await?;
-                for (&i, v) in chunk.iter().zip(vectors) {
+            let mut ready = vec![false; chunks.len()];
+            // Progress counts the batches done in order, so it only ever grows by whole batches.
+            let mut reported = 0;
+            while let Some((b, vectors)) = finished.recv().await {
+                for (&i, v) in chunks[b].iter().zip(vectors?) {
                     out[i] = Some(v);
                 }
-                let done = (b + 1) * self.batch_size;
-                tracing::debug!(
-                    provider = "local",
-                    model = %self.name,
-                    batch = b + 1,
-                    batches,
-                    "embedded batch"
-                );
-                progress(done.min(total), total);
+                ready[b] = true;
+                while reported < chunks.len() && ready[reported] {
+                    reported += 1;
+                    tracing::debug!(
+                        provider = "local",
+                        model = %self.name,
+                        batch = reported,
+                        batches = chunks.len(),
+                        "embedded batch"
+                    );
+                    progress((reported * per_batch).min(total), total);
+                }
             }
+            workers
+                .await
+                .map_err(|e| EmbedError::Inference(format!("embedding task failed: {e}")))?;
+            let batches = chunks.len();
             let elapsed = started.elapsed();
             tracing::info!(
                 provider = "local",
@@ -319,8 +408,10 @@ impl Embedder for LocalBert {
             let runner = self.runner.clone();
             let text = text.to_owned();
             let mut vectors = blocking(move || {
-                let encodings = runner.tokenize(vec![text])?;
-                runner.embed(&encodings)
+                runner.query.install(|| {
+                    let encodings = runner.tokenize(vec![text])?;
+                    runner.embed(&encodings)
+                })
             })
             .await?;
             vectors
