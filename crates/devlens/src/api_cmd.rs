@@ -124,11 +124,17 @@ pub async fn run(mut config: Config, command: ApiCommand) -> anyhow::Result<()> 
             runs,
             queries,
             semantic,
+            texts_out,
+            queries_out,
             json,
         } => {
             let config = explorer.config();
+            let dump = crate::bench::Dump {
+                texts: texts_out.as_deref(),
+                queries: queries_out.as_deref(),
+            };
             let report =
-                crate::bench::run(&spec, runs, queries, semantic.then_some(config)).await?;
+                crate::bench::run(&spec, runs, queries, semantic.then_some(config), &dump).await?;
             print(json, &report, || report.to_text())
         }
     }

@@ -12,7 +12,7 @@ use devlens_embed::{Embedder, LocalBert};
 use devlens_openapi::{
     ApiSpec,
     search::{OperationIndex, SearchRequest, SemanticQuery},
-    semantic::{SemanticIndex, query_text},
+    semantic::{SemanticIndex, endpoint_text, query_text},
 };
 
 #[derive(Debug, Serialize)]
@@ -130,11 +130,29 @@ fn sample_queries(spec: &ApiSpec, count: usize) -> Vec<String> {
         .collect()
 }
 
+/// Where to write the exact texts the semantic part embeds, for comparisons with other tools.
+#[derive(Debug, Default)]
+pub struct Dump<'a> {
+    /// The endpoint strings (`endpoint_text`), in operation order.
+    pub texts: Option<&'a Path>,
+    /// The timed questions, as embedded.
+    pub queries: Option<&'a Path>,
+}
+
+fn write_json_list(path: Option<&Path>, items: &[String]) -> anyhow::Result<()> {
+    if let Some(path) = path {
+        std::fs::write(path, serde_json::to_vec(items)?)
+            .with_context(|| format!("cannot write {}", path.display()))?;
+    }
+    Ok(())
+}
+
 pub async fn run(
     path: &Path,
     runs: usize,
     queries: usize,
     semantic: Option<&Config>,
+    dump: &Dump<'_>,
 ) -> anyhow::Result<BenchReport> {
     let runs = runs.max(1);
     let base_rss_mib = proc_status_mib("VmRSS:");
@@ -163,7 +181,7 @@ pub async fn run(
         std::hint::black_box(response);
     }
     let semantic = match semantic {
-        Some(config) => Some(semantic_bench(config, &spec, &index, queries.min(200)).await?),
+        Some(config) => Some(semantic_bench(config, &spec, &index, queries.min(200), dump).await?),
         None => None,
     };
     Ok(BenchReport {
@@ -187,7 +205,15 @@ async fn semantic_bench(
     spec: &ApiSpec,
     keyword: &OperationIndex,
     queries: usize,
+    dump: &Dump<'_>,
 ) -> anyhow::Result<SemanticBench> {
+    let texts: Vec<String> = spec.operations().iter().map(endpoint_text).collect();
+    write_json_list(dump.texts, &texts)?;
+    let questions: Vec<String> = sample_queries(spec, queries)
+        .iter()
+        .map(|q| query_text(q))
+        .collect();
+    write_json_list(dump.queries, &questions)?;
     let start = Instant::now();
     // The bare model, not the query cache: every timed question is embedded.
     let model = LocalBert::from_settings(&config.file.embedding, &config.data_dir)?;

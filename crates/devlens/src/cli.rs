@@ -370,6 +370,12 @@ pub enum ApiCommand {
         /// Also measure the local embedding model: load, index build, hybrid queries
         #[arg(long)]
         semantic: bool,
+        /// Write the endpoint strings the semantic index embeds to FILE (a JSON array)
+        #[arg(long, value_name = "FILE")]
+        texts_out: Option<PathBuf>,
+        /// Write the questions the semantic queries embed to FILE (a JSON array)
+        #[arg(long, value_name = "FILE")]
+        queries_out: Option<PathBuf>,
         #[arg(long)]
         json: bool,
     },
