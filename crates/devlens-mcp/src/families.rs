@@ -11,15 +11,18 @@ pub enum ToolFamily {
     Api,
     /// Driving Chrome: connections, tabs, pages, console, network, screenshots, live code.
     Browser,
+    /// The JavaScript debugger: breakpoints, stepping, call stack, pause context.
+    Debugger,
 }
 
 impl ToolFamily {
-    pub const ALL: [ToolFamily; 2] = [ToolFamily::Api, ToolFamily::Browser];
+    pub const ALL: [ToolFamily; 3] = [ToolFamily::Api, ToolFamily::Browser, ToolFamily::Debugger];
 
     pub fn name(self) -> &'static str {
         match self {
             Self::Api => "api",
             Self::Browser => "browser",
+            Self::Debugger => "debugger",
         }
     }
 
@@ -99,7 +102,7 @@ mod tests {
     #[test]
     fn lists_parse_in_any_order_case_and_separator() {
         assert_eq!(
-            ToolFamilies::parse("Browser, api").unwrap(),
+            ToolFamilies::parse("Browser, api,debugger").unwrap(),
             ToolFamilies::default()
         );
         let browser = ToolFamilies::parse("browser browser").unwrap();

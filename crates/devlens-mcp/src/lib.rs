@@ -9,6 +9,7 @@
 
 mod api;
 mod browser;
+mod debugger;
 mod families;
 mod reply;
 mod schema;
@@ -46,6 +47,10 @@ const BROWSER_INSTRUCTIONS: &str = "To see and drive a web page, start a browser
 query_elements, act with click_element / fill_element / type_text (refs from the snapshot or CSS \
 selectors), and check get_console_logs, list_network_requests, screenshot and evaluate; target \
 manages tabs, and page tools take connectionId when several browsers are connected.";
+const DEBUGGER_INSTRUCTIONS: &str = "To debug the page's JavaScript, set a breakpoint (url such as \
+app.js, lineNumber) and trigger it with click_element, navigate or evaluate: the call returns with \
+where the page paused (source, call stack, locals, console). Then step (over/into/out), \
+evaluate_in_frame, call_stack, and execution resume; pause_on_exceptions stops on thrown errors.";
 
 /// What the tools share: the domain services.
 #[derive(Debug)]
@@ -99,6 +104,7 @@ impl DevlensServer {
         match family {
             ToolFamily::Api => Self::api_tools(),
             ToolFamily::Browser => Self::browser_tools(),
+            ToolFamily::Debugger => Self::debugger_tools(),
         }
     }
 
@@ -108,6 +114,7 @@ impl DevlensServer {
         [
             (ToolFamily::Api, API_INSTRUCTIONS),
             (ToolFamily::Browser, BROWSER_INSTRUCTIONS),
+            (ToolFamily::Debugger, DEBUGGER_INSTRUCTIONS),
         ]
         .into_iter()
         .filter(|(family, _)| families.contains(*family))
