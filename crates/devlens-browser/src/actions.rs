@@ -19,7 +19,7 @@ use serde_json::{Value, json};
 
 use crate::cdp::Raw;
 use crate::console::{ConsoleEntry, ConsoleLevel};
-use crate::dom::{ElementTarget, page_fn};
+use crate::dom::{ElementTarget, Resolved, page_fn};
 use crate::error::{BrowserError, Result};
 use crate::network::NetworkEntry;
 use crate::targets::{Blocker, Tab, TabInfo};
@@ -80,6 +80,9 @@ pub struct ActionOutcome {
     /// A dialog the action opened; the page waits until it is handled.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub dialog: Option<DialogInfo>,
+    /// Where the page paused in the debugger (a breakpoint the action ran into).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub paused: Option<Box<crate::debugger::PauseContext>>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
     #[serde(skip)]
@@ -114,10 +117,15 @@ impl ActionOutcome {
         for tab in &self.new_tabs {
             let _ = write!(out, "\nopened a new tab: {}", tab.to_line().trim());
         }
+        if let Some(paused) = &self.paused {
+            out.push('\n');
+            out.push_str(&paused.to_text());
+        }
         for note in &self.notes {
             let _ = write!(out, "\nnote: {note}");
         }
         if self.url.is_none()
+            && self.paused.is_none()
             && self.console_errors.is_empty()
             && self.failed_requests.is_empty()
             && self.dialog.is_none()
@@ -313,12 +321,17 @@ function(checkCovered) {
   el.scrollIntoView({ block: 'center', inline: 'center', behavior: 'instant' });
   if (!__visible(el)) { info.error = 'it is not visible (hidden, zero-sized or transparent)'; return info; }
   if (el.disabled) { info.error = 'it is disabled'; return info; }
-  info.hidden = document.visibilityState === 'hidden';
+  // An element of a same-origin frame can come from the page's context: use its own window.
+  const win = el.ownerDocument.defaultView || window;
+  info.hidden = el.ownerDocument.visibilityState === 'hidden';
+  info.framed = win !== win.top;
   const r = el.getBoundingClientRect();
   info.x = r.left + r.width / 2;
   info.y = r.top + r.height / 2;
   if (checkCovered) {
-    const top = document.elementFromPoint(info.x, info.y);
+    // Inside a shadow root the document would answer with the host: ask the element's root.
+    const root = el.getRootNode();
+    const top = (root.elementFromPoint ? root : document).elementFromPoint(info.x, info.y);
     if (top && top !== el && !el.contains(top) && !top.contains(el) && top.control !== el) {
       info.error = 'it is covered by ' + __label(top) + '; close or move that first';
     }
@@ -355,9 +368,9 @@ function(value) {
   }
   el.focus();
   if (el.isContentEditable) {
-    const range = document.createRange();
+    const range = el.ownerDocument.createRange();
     range.selectNodeContents(el);
-    const sel = window.getSelection();
+    const sel = (el.ownerDocument.defaultView || window).getSelection();
     sel.removeAllRanges();
     sel.addRange(range);
   } else {
@@ -380,7 +393,9 @@ function() {
   el.scrollIntoView({ block: 'center', inline: 'center', behavior: 'instant' });
   if (el.disabled) { info.error = 'it is disabled'; return info; }
   el.focus();
-  if (document.activeElement !== el && !el.contains(document.activeElement)) { info.error = 'it cannot take keyboard focus'; return info; }
+  // The element's own root: in a shadow root the document would answer with the host.
+  const active = el.getRootNode().activeElement;
+  if (active !== el && !el.contains(active)) { info.error = 'it cannot take keyboard focus'; return info; }
   try { const n = (el.value || '').length; if (el.setSelectionRange) el.setSelectionRange(n, n); } catch (e) {}
   return info;
 }
@@ -447,7 +462,7 @@ function(kind, arg, state) {
     const has = body.toLowerCase().includes(arg.toLowerCase());
     return { met: kind === 'text' ? has : !has, shows: __text(body, 200) };
   }
-  const all = Array.from(document.querySelectorAll(arg));
+  const all = __select(arg, true).all;
   const visible = all.filter(__visible).length;
   const met = state === 'visible' ? visible > 0 : state === 'hidden' ? visible === 0 : state === 'attached' ? all.length > 0 : all.length === 0;
   return { met, matched: all.length, visible };
@@ -530,6 +545,7 @@ impl Tab {
     pub(crate) fn open_dialog(&self) -> Option<DialogInfo> {
         match self.blocker()? {
             Blocker::Dialog(d) => Some(d),
+            Blocker::Paused(_) => None,
         }
     }
 
@@ -617,6 +633,7 @@ impl Tab {
             failed_requests,
             failed_requests_omitted,
             dialog,
+            paused: self.pause_context_if_paused().await.map(Box::new),
             notes,
             page_url: current,
         }
@@ -662,12 +679,12 @@ impl Tab {
     /// Scrolls the element into view and finds the point to click, or says why it cannot.
     async fn point(
         &self,
-        object_id: &str,
+        el: &Resolved,
         action: &'static str,
         check_covered: bool,
     ) -> Result<(f64, f64, String)> {
         let info = self
-            .call_on(object_id, &page_fn(POINT_FN), json!([check_covered]))
+            .call_el(el, &page_fn(POINT_FN), json!([check_covered]))
             .await?;
         let label = str_of(&info, "label");
         if let Some(reason) = info.get("error").and_then(Value::as_str) {
@@ -677,8 +694,16 @@ impl Tab {
                 reason: reason.to_string(),
             });
         }
-        let x = info.get("x").and_then(Value::as_f64).unwrap_or(0.0);
-        let y = info.get("y").and_then(Value::as_f64).unwrap_or(0.0);
+        let mut x = info.get("x").and_then(Value::as_f64).unwrap_or(0.0);
+        let mut y = info.get("y").and_then(Value::as_f64).unwrap_or(0.0);
+        // Inside an iframe the page function measures in the frame's viewport: ask Chrome
+        // where the element is in the tab's.
+        if info.get("framed").and_then(Value::as_bool) == Some(true) {
+            let [bx, by, bw, bh] = self.viewport_box(&el.realm, &el.object_id).await?;
+            if bw > 0.0 && bh > 0.0 {
+                (x, y) = (bx + bw / 2.0, by + bh / 2.0);
+            }
+        }
         if info.get("hidden").and_then(Value::as_bool) == Some(true) {
             self.bring_to_front().await?;
         }
@@ -710,7 +735,7 @@ impl Tab {
         self.guard()?;
         let mark = self.mark().await;
         let el = self.resolve(target).await?;
-        let (x, y, label) = self.point(&el.object_id, "click", true).await?;
+        let (x, y, label) = self.point(&el, "click", true).await?;
         let tab = self.clone();
         let opts = options.clone();
         self.run_blocking("the click", ACTION_LIMIT, async move {
@@ -775,7 +800,7 @@ impl Tab {
         self.guard()?;
         let mark = self.mark().await;
         let el = self.resolve(target).await?;
-        let (x, y, label) = self.point(&el.object_id, "hover", false).await?;
+        let (x, y, label) = self.point(&el, "hover", false).await?;
         let tab = self.clone();
         self.run_blocking("the hover", ACTION_LIMIT, async move {
             tab.mouse("mouseMoved", x, y, "none", 0, 0).await
@@ -793,7 +818,7 @@ impl Tab {
         let el = self.resolve(target).await?;
         let mark = self.mark().await;
         let info = self
-            .call_on(&el.object_id, &page_fn(FILL_PREP_FN), json!([value]))
+            .call_el(&el, &page_fn(FILL_PREP_FN), json!([value]))
             .await?;
         let label = str_of(&info, "label");
         if let Some(reason) = info.get("error").and_then(Value::as_str) {
@@ -830,7 +855,7 @@ impl Tab {
         }
         let mut notes = Vec::new();
         let secret = str_of(&info, "type") == "password";
-        if let Ok(Value::String(now)) = self.call_on(&el.object_id, VALUE_FN, Value::Null).await
+        if let Ok(Value::String(now)) = self.call_el(&el, VALUE_FN, Value::Null).await
             && now != value
         {
             notes.push(if secret {
@@ -922,9 +947,7 @@ impl Tab {
 
     async fn focus(&self, target: &ElementTarget) -> Result<String> {
         let el = self.resolve(target).await?;
-        let info = self
-            .call_on(&el.object_id, &page_fn(FOCUS_FN), Value::Null)
-            .await?;
+        let info = self.call_el(&el, &page_fn(FOCUS_FN), Value::Null).await?;
         let label = str_of(&info, "label");
         if let Some(reason) = info.get("error").and_then(Value::as_str) {
             return Err(BrowserError::NotInteractable {
@@ -1035,11 +1058,10 @@ impl Tab {
         let mark = self.mark().await;
         let el = self.resolve(target).await?;
         let tab = self.clone();
-        let object_id = el.object_id.clone();
         let wanted = json!([values]);
         let info = self
             .run_blocking("selecting the option", ACTION_LIMIT, async move {
-                tab.call_on(&object_id, &page_fn(SELECT_FN), wanted).await
+                tab.call_el(&el, &page_fn(SELECT_FN), wanted).await
             })
             .await?;
         let Some(info) = info else {
@@ -1099,7 +1121,7 @@ impl Tab {
         let info = match &request.target {
             Some(t) => {
                 let el = self.resolve(t).await?;
-                self.call_on(&el.object_id, &function, args).await?
+                self.call_el(&el, &function, args).await?
             }
             None => self.call_fn(&function, args).await?,
         };
@@ -1110,11 +1132,15 @@ impl Tab {
         let action = match direction {
             None => format!("scrolled {label} into view"),
             Some(d) => format!(
-                "scrolled {}{d}; now at {y} px of {height} px (viewport {viewport} px)",
+                "scrolled {}{}; now at {y} px of {height} px (viewport {viewport} px)",
                 if request.target.is_some() {
                     format!("{label} ")
                 } else {
                     String::new()
+                },
+                match d {
+                    "top" | "bottom" => format!("to the {d}"),
+                    _ => d.to_string(),
                 }
             ),
         };

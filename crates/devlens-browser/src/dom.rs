@@ -12,6 +12,7 @@ use serde_json::{Value, json};
 
 use crate::cdp::Raw;
 use crate::error::{BrowserError, Result};
+use crate::frames::Realm;
 use crate::targets::Tab;
 use crate::text::truncate;
 
@@ -39,6 +40,99 @@ const __label = (el) => {
   const t = __text(name, 40);
   if (t) s += ' "' + t + '"';
   return s;
+};
+const __inside = (el) => {
+  const out = [];
+  if (el.shadowRoot) out.push(el.shadowRoot);
+  if (el.tagName === 'IFRAME' || el.tagName === 'FRAME') { try { if (el.contentDocument) out.push(el.contentDocument); } catch (e) {} }
+  return out;
+};
+// `roots` and every open shadow root and same-origin frame document under them, bounded.
+const __roots = (roots) => {
+  const out = roots.slice();
+  const seen = new Set(out);
+  for (let i = 0; i < out.length && out.length < 200; i++) {
+    const els = out[i].querySelectorAll('*');
+    for (let j = 0; j < els.length && out.length < 200; j++) {
+      for (const inner of __inside(els[j])) if (!seen.has(inner)) { seen.add(inner); out.push(inner); }
+    }
+  }
+  return out;
+};
+const __deepAll = (sel, roots) => {
+  const out = [];
+  const seen = new Set();
+  for (const r of __roots(roots)) for (const el of r.querySelectorAll(sel)) if (!seen.has(el)) { seen.add(el); out.push(el); }
+  return out;
+};
+// What a selector names. `a >>> b`: b inside the shadow roots and frames under a; `>>> b`: b
+// anywhere. A plain selector that matches nothing in the page is looked for deep when `fallback`.
+const __select = (sel, fallback) => {
+  if (!sel.includes('>>>')) {
+    const light = Array.from(document.querySelectorAll(sel));
+    if (light.length || !fallback) return { all: light, deep: false };
+    return { all: __deepAll(sel, [document]), deep: true };
+  }
+  const parts = sel.split('>>>').map((p) => p.trim());
+  let roots = [document];
+  let all = [];
+  for (let i = 0; i < parts.length; i++) {
+    if (!parts[i]) {
+      if (i === 0) continue;
+      throw new SyntaxError("'" + sel + "' is not a valid selector (nothing after '>>>')");
+    }
+    all = i === 0 ? Array.from(document.querySelectorAll(parts[i])) : __deepAll(parts[i], roots);
+    roots = all.flatMap(__inside);
+  }
+  return { all, deep: true };
+};
+// A selector that matches `el` alone within its document or shadow root.
+const __unique = (el) => {
+  const root = el.getRootNode();
+  const esc = (s) => CSS.escape(s);
+  const one = (s) => { try { return root.querySelectorAll(s).length === 1; } catch (e) { return false; } };
+  if (el.id && one('#' + esc(el.id))) return '#' + esc(el.id);
+  const parts = [];
+  let cur = el;
+  while (cur && cur.nodeType === 1 && parts.length < 5) {
+    let part = cur.tagName.toLowerCase();
+    if (cur.id && one('#' + esc(cur.id))) { parts.unshift('#' + esc(cur.id)); break; }
+    const parent = cur.parentElement;
+    if (parent) {
+      const same = Array.from(parent.children).filter((c) => c.tagName === cur.tagName);
+      if (same.length > 1) part += ':nth-of-type(' + (same.indexOf(cur) + 1) + ')';
+    }
+    parts.unshift(part);
+    if (one(parts.join(' > '))) return parts.join(' > ');
+    cur = parent;
+  }
+  return parts.join(' > ');
+};
+// The selector of `el` from the page, crossing shadow roots and frames with `>>>`.
+const __path = (el) => {
+  const parts = [];
+  let cur = el;
+  while (cur && parts.length < 10) {
+    parts.unshift(__unique(cur));
+    const root = cur.getRootNode();
+    if (root.nodeType === 11 && root.host) cur = root.host;
+    else { const w = root.defaultView; cur = w && w.frameElement ? w.frameElement : null; }
+  }
+  return parts.join(' >>> ');
+};
+// [x, y, width, height] in the page's viewport (frames' offsets added).
+const __rect = (el) => {
+  const r = el.getBoundingClientRect();
+  let x = r.left, y = r.top;
+  let w = el.ownerDocument.defaultView;
+  while (w && w.frameElement) {
+    const f = w.frameElement;
+    const fr = f.getBoundingClientRect();
+    x += fr.left + f.clientLeft;
+    y += fr.top + f.clientTop;
+    w = w.parent;
+  }
+  return [Math.round(x), Math.round(y), Math.round(r.width), Math.round(r.height)];
 };
 "#;
 
@@ -74,6 +168,8 @@ impl ElementTarget {
 #[derive(Debug, Clone)]
 pub(crate) struct Resolved {
     pub object_id: String,
+    /// The session that reaches it (the tab's, or a cross-site iframe's).
+    pub realm: Realm,
     /// How many elements the selector matched (1 for refs).
     pub matches: usize,
 }
@@ -167,6 +263,9 @@ pub struct ElementList {
     /// Close selectors when nothing matched.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub suggestions: Vec<String>,
+    /// The matches are inside shadow roots or iframes (their selectors cross them with `>>>`).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub deep: bool,
     #[serde(skip)]
     selector: String,
 }
@@ -187,8 +286,11 @@ impl ElementList {
             );
         }
         let mut out = String::new();
-        for e in &self.elements {
-            if !out.is_empty() {
+        if self.deep && !self.selector.contains(">>>") {
+            out.push_str("(nothing in the page itself; found inside shadow roots or iframes)\n");
+        }
+        for (i, e) in self.elements.iter().enumerate() {
+            if i > 0 {
                 out.push('\n');
             }
             out.push_str(&e.to_line());
@@ -207,33 +309,13 @@ impl ElementList {
 const QUERY_FN: &str = r#"
 function(sel, text, wantVisible, offset, limit) {
   __PRELUDE__
-  const all = Array.from(document.querySelectorAll(sel));
+  const { all, deep } = __select(sel, true);
   const needle = text ? text.toLowerCase() : null;
   const textOf = (el) => {
     const tag = el.tagName.toLowerCase();
     if (tag === 'input' || tag === 'textarea') return el.value || '';
     if (tag === 'select') return el.selectedOptions.length ? el.selectedOptions[0].label : '';
     return el.innerText || el.textContent || '';
-  };
-  const unique = (el) => {
-    const esc = (s) => CSS.escape(s);
-    if (el.id && document.querySelectorAll('#' + esc(el.id)).length === 1) return '#' + esc(el.id);
-    const parts = [];
-    let cur = el;
-    while (cur && cur.nodeType === 1 && parts.length < 5) {
-      let part = cur.tagName.toLowerCase();
-      if (cur.id && document.querySelectorAll('#' + esc(cur.id)).length === 1) { parts.unshift('#' + esc(cur.id)); break; }
-      const parent = cur.parentElement;
-      if (parent) {
-        const same = Array.from(parent.children).filter((c) => c.tagName === cur.tagName);
-        if (same.length > 1) part += ':nth-of-type(' + (same.indexOf(cur) + 1) + ')';
-      }
-      parts.unshift(part);
-      const candidate = parts.join(' > ');
-      try { if (document.querySelectorAll(candidate).length === 1) return candidate; } catch (e) {}
-      cur = parent;
-    }
-    return parts.join(' > ');
   };
   const KEY_ATTRS = ['href', 'src', 'name', 'type', 'value', 'placeholder', 'aria-label', 'alt', 'title', 'for', 'action', 'method', 'data-testid', 'aria-expanded', 'aria-checked', 'aria-selected'];
   const filtered = all.filter((el) => {
@@ -245,7 +327,6 @@ function(sel, text, wantVisible, offset, limit) {
     return true;
   });
   const items = filtered.slice(offset, offset + limit).map((el) => {
-    const r = el.getBoundingClientRect();
     const attributes = [];
     for (const name of KEY_ATTRS) {
       if (!el.hasAttribute(name)) continue;
@@ -265,40 +346,44 @@ function(sel, text, wantVisible, offset, limit) {
       text: __text(textOf(el), 80),
       attributes,
       visible: __visible(el),
-      rect: [Math.round(r.left), Math.round(r.top), Math.round(r.width), Math.round(r.height)],
-      selector: unique(el),
+      rect: __rect(el),
+      selector: __path(el),
     };
   });
-  return { matched: all.length, total: filtered.length, items };
+  return { matched: all.length, total: filtered.length, deep, items };
 }
 "#;
 
 /// Collects the selector-shaped names a page offers, for "did you mean".
 const CANDIDATES_FN: &str = r#"
 function() {
+  __PRELUDE__
   const out = new Set();
-  const els = document.body ? document.body.querySelectorAll('*') : [];
-  for (let i = 0; i < els.length && out.size < 3000; i++) {
-    const el = els[i];
-    const tag = el.tagName.toLowerCase();
-    if (tag === 'script' || tag === 'style' || tag === 'template') continue;
-    out.add(tag);
-    if (el.id) { out.add('#' + el.id); out.add(tag + '#' + el.id); }
-    for (const c of Array.from(el.classList || []).slice(0, 3)) { out.add('.' + c); out.add(tag + '.' + c); }
-    for (const a of ['name', 'data-testid', 'type', 'aria-label', 'role']) {
-      const v = el.getAttribute(a);
-      if (v && v.length < 40) out.add('[' + a + '="' + v + '"]');
+  for (const root of __roots([document])) {
+    const els = root.querySelectorAll('*');
+    for (let i = 0; i < els.length && out.size < 3000; i++) {
+      const el = els[i];
+      const tag = el.tagName.toLowerCase();
+      if (tag === 'script' || tag === 'style' || tag === 'template' || tag === 'head' || tag === 'meta' || tag === 'title' || tag === 'link' || tag === 'html' || tag === 'body') continue;
+      out.add(tag);
+      if (el.id) { out.add('#' + el.id); out.add(tag + '#' + el.id); }
+      for (const c of Array.from(el.classList || []).slice(0, 3)) { out.add('.' + c); out.add(tag + '.' + c); }
+      for (const a of ['name', 'data-testid', 'type', 'aria-label', 'role']) {
+        const v = el.getAttribute(a);
+        if (v && v.length < 40) out.add('[' + a + '="' + v + '"]');
+      }
     }
   }
   return Array.from(out);
 }
 "#;
 
-/// Finds the first visible match of a selector (or the first match when none is visible).
+/// Finds the first visible match of a selector (or the first match when none is visible),
+/// looking inside shadow roots and same-origin frames when the page itself has none.
 const FIND_FN: &str = r#"
 (() => {
   __PRELUDE__
-  const all = document.querySelectorAll(__SEL__);
+  const all = __select(__SEL__, true).all;
   if (!all.length) return null;
   for (const el of all) if (__visible(el)) { el.__devlensMatches = all.length; return el; }
   all[0].__devlensMatches = all.length;
@@ -324,37 +409,26 @@ impl Tab {
         .await
     }
 
-    /// Calls `function` with `this` = the element and JSON `args`, returning the value.
+    /// Calls `function` with `this` = an object of the tab's session and JSON `args`.
     pub(crate) async fn call_on(
         &self,
         object_id: &str,
         function: &str,
         args: Value,
     ) -> Result<Value> {
-        let arguments: Vec<Value> = match args {
-            Value::Array(a) => a.into_iter().map(|v| json!({ "value": v })).collect(),
-            Value::Null => Vec::new(),
-            v => vec![json!({ "value": v })],
-        };
-        let v = self
-            .call(Raw::new(
-                "Runtime.callFunctionOn",
-                json!({
-                    "objectId": object_id,
-                    "functionDeclaration": function,
-                    "arguments": arguments,
-                    "returnByValue": true,
-                    "awaitPromise": true,
-                }),
-            ))
-            .await?;
-        if let Some(ex) = v.get("exceptionDetails") {
-            return Err(BrowserError::protocol(
-                "running a page function",
-                exception_text(ex),
-            ));
-        }
-        Ok(v["result"].get("value").cloned().unwrap_or(Value::Null))
+        self.call_on_in(&Realm::Page, object_id, function, args)
+            .await
+    }
+
+    /// Calls `function` with `this` = a resolved element (in whichever frame it lives).
+    pub(crate) async fn call_el(
+        &self,
+        el: &Resolved,
+        function: &str,
+        args: Value,
+    ) -> Result<Value> {
+        self.call_on_in(&el.realm, &el.object_id, function, args)
+            .await
     }
 
     /// Runs a function in the page with JSON arguments (one round trip).
@@ -385,28 +459,29 @@ impl Tab {
     }
 
     async fn resolve_ref(&self, reference: &str) -> Result<Resolved> {
-        let backend = self.state().page_state().refs.backend_id(reference);
-        let Some(backend) = backend else {
+        let node = self.state().page_state().refs.node(reference);
+        let Some((realm, backend)) = node else {
             return Err(BrowserError::StaleRef {
                 reference: reference.to_string(),
                 reason: "is not from the latest snapshot of this page".into(),
             });
         };
-        match self
-            .call(Raw::new(
-                "DOM.resolveNode",
-                json!({ "backendNodeId": backend }),
-            ))
-            .await
-        {
+        let resolved = self
+            .call_in(
+                &realm,
+                Raw::new("DOM.resolveNode", json!({ "backendNodeId": backend })),
+            )
+            .await;
+        match resolved {
             Ok(v) => match v["object"].get("objectId").and_then(Value::as_str) {
                 Some(id) => Ok(Resolved {
                     object_id: id.to_string(),
+                    realm,
                     matches: 1,
                 }),
                 None => Err(stale(reference)),
             },
-            Err(BrowserError::Protocol { .. }) => Err(stale(reference)),
+            Err(BrowserError::Protocol { .. } | BrowserError::FrameGone) => Err(stale(reference)),
             Err(e) => Err(e),
         }
     }
@@ -438,6 +513,7 @@ impl Tab {
                     .unwrap_or(1) as usize;
                 Ok(Resolved {
                     object_id: id.to_string(),
+                    realm: Realm::Page,
                     matches,
                 })
             }
@@ -450,7 +526,8 @@ impl Tab {
 
     /// Selectors in the page close to `selector` (best first).
     pub(crate) async fn selector_suggestions(&self, selector: &str) -> Vec<String> {
-        let Ok(Value::Array(names)) = self.call_fn(CANDIDATES_FN, Value::Null).await else {
+        let Ok(Value::Array(names)) = self.call_fn(&page_fn(CANDIDATES_FN), Value::Null).await
+        else {
             return Vec::new();
         };
         let names: Vec<String> = names
@@ -514,6 +591,7 @@ impl Tab {
             Err(e) => return Err(e),
         };
         let matched = v.get("matched").and_then(Value::as_u64).unwrap_or(0) as usize;
+        let deep = matched > 0 && v.get("deep").and_then(Value::as_bool) == Some(true);
         let total = v.get("total").and_then(Value::as_u64).unwrap_or(0) as usize;
         let elements: Vec<ElementSummary> = v
             .get("items")
@@ -532,6 +610,7 @@ impl Tab {
             total,
             next_offset: (end < total).then_some(end),
             suggestions,
+            deep,
             selector: selector.to_string(),
         })
     }

@@ -46,8 +46,11 @@ pub enum NetworkProfile {
     #[serde(rename = "fast4g")]
     Fast4g,
     Custom {
+        #[serde(rename = "latencyMs")]
         latency_ms: u32,
+        #[serde(rename = "downloadKbps")]
         download_kbps: u32,
+        #[serde(rename = "uploadKbps")]
         upload_kbps: u32,
     },
 }

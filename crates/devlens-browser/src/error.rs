@@ -95,6 +95,12 @@ pub enum BrowserError {
     )]
     StaleRef { reference: String, reason: String },
 
+    /// A cross-site iframe a ref pointed into has gone.
+    #[error(
+        "the iframe this element was in has gone (it navigated or was removed). Take a new snapshot."
+    )]
+    FrameGone,
+
     /// The element exists but cannot take the action.
     #[error("cannot {action} {element}: {reason}")]
     NotInteractable {
@@ -168,6 +174,7 @@ impl BrowserError {
             | Self::UnknownTab { .. }
             | Self::ElementNotFound { .. }
             | Self::StaleRef { .. }
+            | Self::FrameGone
             | Self::UnknownRequest { .. } => FailureKind::NotFound,
             Self::ConnectionExists { .. }
             | Self::AmbiguousTab { .. }

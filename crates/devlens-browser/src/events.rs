@@ -6,7 +6,6 @@
 //! closed.
 
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
 
 use chromiumoxide::Page;
 use chromiumoxide::cdp::browser_protocol::log::EventEntryAdded;
@@ -19,8 +18,10 @@ use chromiumoxide::cdp::browser_protocol::page::{
     EventJavascriptDialogClosed, EventJavascriptDialogOpening, EventLoadEventFired,
     EventNavigatedWithinDocument,
 };
+use chromiumoxide::cdp::browser_protocol::target::EventTargetDestroyed;
 use chromiumoxide::cdp::js_protocol::runtime::{EventConsoleApiCalled, EventExceptionThrown};
 use chromiumoxide::error::CdpError;
+use chromiumoxide::listeners::EventStream;
 use futures::stream::{BoxStream, StreamExt, select_all};
 use serde_json::Value;
 use tokio::task::JoinHandle;
@@ -47,10 +48,16 @@ enum TabEvent {
     StartedLoading(Arc<EventFrameStartedLoading>),
     StoppedLoading(Arc<EventFrameStoppedLoading>),
     Load,
+    Destroyed,
 }
 
 /// Subscribes to the page's events and starts the task that records them.
-pub(crate) async fn start(page: &Page, state: Arc<TabState>) -> Result<JoinHandle<()>, CdpError> {
+pub(crate) async fn start(
+    page: &Page,
+    state: Arc<TabState>,
+    destroyed: EventStream<EventTargetDestroyed>,
+) -> Result<JoinHandle<()>, CdpError> {
+    let target = page.target_id().clone();
     macro_rules! stream {
         ($ty:ty, $variant:ident) => {
             page.event_listener::<$ty>()
@@ -81,13 +88,22 @@ pub(crate) async fn start(page: &Page, state: Arc<TabState>) -> Result<JoinHandl
             .await?
             .map(|_| TabEvent::Load)
             .boxed(),
+        // Chrome ends the tab's streams only sometimes when it closes; the browser always
+        // says which target went.
+        destroyed
+            .filter(move |e| std::future::ready(e.target_id == target))
+            .map(|_| TabEvent::Destroyed)
+            .boxed(),
     ];
     let mut events = select_all(streams);
     Ok(tokio::spawn(async move {
         while let Some(event) = events.next().await {
+            if matches!(event, TabEvent::Destroyed) {
+                break;
+            }
             record(&state, event);
         }
-        state.closed.store(true, Ordering::SeqCst);
+        state.mark_closed();
     }))
 }
 
@@ -279,6 +295,7 @@ fn record(state: &TabState, event: TabEvent) {
             let mut p = state.page_state();
             p.loads += 1;
         }
+        TabEvent::Destroyed => state.mark_closed(),
     }
 }
 

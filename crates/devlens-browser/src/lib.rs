@@ -11,7 +11,8 @@
 //! | [`targets`] | tabs: list, switch, open, close; the per-tab state |
 //! | [`navigate`] | go to a URL, back, forward, reload — with a "smart" report of the load |
 //! | [`dom`] | `query_elements`: compact, bounded element summaries |
-//! | [`snapshot`] | the accessibility tree as compact text, with short refs for actions |
+//! | [`snapshot`] | the accessibility tree as compact text (iframes included), with short refs for actions |
+//! | `frames` | in-process and cross-site iframes: which session reaches a node, frame offsets |
 //! | [`actions`] | click, fill, type, press, hover, select, scroll, wait, dialogs |
 //! | [`console`] | the bounded console ring buffer of each tab |
 //! | [`network`] | the bounded network log of each tab, bodies on demand |
@@ -32,10 +33,12 @@
 pub mod actions;
 mod cdp;
 pub mod console;
+pub mod debugger;
 pub mod dom;
 pub mod emulation;
 pub mod error;
 mod events;
+mod frames;
 pub mod launch;
 pub mod live;
 pub mod navigate;
@@ -53,11 +56,15 @@ pub use actions::{
     ScrollRequest, WaitCondition, WaitOutcome,
 };
 pub use console::{ConsoleEntry, ConsoleLevel, ConsoleLogs, ConsoleQuery};
+pub use debugger::{
+    BreakpointInfo, BreakpointList, BreakpointRequest, BreakpointSet, CallStack, DebuggerStatus,
+    ExceptionPause, ExecutionOutcome, FrameEvaluation, PauseContext, StepDirection,
+};
 pub use dom::{ElementList, ElementQuery, ElementSummary, ElementTarget};
 pub use emulation::{ColorScheme, EmulationRequest, EmulationState, NetworkProfile, ViewportSize};
 pub use error::{BrowserError, FailureKind, Result};
 pub use launch::{ConnectOptions, LaunchOptions, find_chrome};
-pub use live::{CssInjection, EvaluateOptions, Evaluation, ThrownError};
+pub use live::{CssInjection, CssRemoval, EvaluateOptions, Evaluation, ThrownError};
 pub use navigate::{Navigation, NavigationOutcome};
 pub use network::{
     BodyOptions, MessageBody, NetworkEntry, NetworkPage, NetworkQuery, RequestDetails,

@@ -143,6 +143,30 @@ impl CssInjection {
     }
 }
 
+/// What `remove_css` took away.
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CssRemoval {
+    /// The stylesheet removed.
+    pub id: String,
+    /// Stylesheets devlens injected that are still in the page.
+    pub remaining: Vec<String>,
+}
+
+impl CssRemoval {
+    pub fn to_text(&self) -> String {
+        if self.remaining.is_empty() {
+            format!("removed {}; no injected stylesheet left", self.id)
+        } else {
+            format!(
+                "removed {}; still injected: {}",
+                self.id,
+                self.remaining.join(", ")
+            )
+        }
+    }
+}
+
 const SERIALIZE_FN: &str = r#"
 function(max) {
   let budget = 5000;
@@ -433,21 +457,45 @@ impl Tab {
     }
 
     /// Removes a stylesheet `inject_css` added.
-    pub async fn remove_css(&self, id: &str) -> Result<()> {
+    pub async fn remove_css(&self, id: &str) -> Result<CssRemoval> {
         self.guard()?;
-        let removed = self
+        let id = id.trim();
+        if id.is_empty() {
+            return Err(BrowserError::InvalidInput(
+                "give the id inject_css answered with (e.g. devlens-css-1)".into(),
+            ));
+        }
+        let v = self
             .call_fn(
-                "function(id) { const s = document.getElementById(id); if (!s || !s.hasAttribute('data-devlens')) return false; s.remove(); return true; }",
+                "function(id) { const all = () => Array.from(document.querySelectorAll('style[data-devlens]')).map((s) => s.id); const s = document.getElementById(id); if (!s || !s.hasAttribute('data-devlens')) return { removed: false, remaining: all() }; s.remove(); return { removed: true, remaining: all() }; }",
                 json!([id]),
             )
             .await?;
-        if removed == Value::Bool(true) {
-            Ok(())
-        } else {
-            Err(BrowserError::InvalidInput(format!(
-                "no stylesheet `{id}` injected in this page (injected styles go away on navigation)"
-            )))
+        let remaining: Vec<String> = v
+            .get("remaining")
+            .and_then(Value::as_array)
+            .map(|a| {
+                a.iter()
+                    .filter_map(Value::as_str)
+                    .take(20)
+                    .map(str::to_string)
+                    .collect()
+            })
+            .unwrap_or_default();
+        if v.get("removed") == Some(&Value::Bool(true)) {
+            return Ok(CssRemoval {
+                id: id.to_string(),
+                remaining,
+            });
         }
+        let injected = if remaining.is_empty() {
+            "none is injected now".to_string()
+        } else {
+            format!("injected now: {}", remaining.join(", "))
+        };
+        Err(BrowserError::InvalidInput(format!(
+            "no stylesheet `{id}` injected in this page ({injected}; injected styles go away on navigation)"
+        )))
     }
 }
 

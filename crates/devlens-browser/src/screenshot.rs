@@ -103,7 +103,8 @@ function() {
   __PRELUDE__
   this.scrollIntoView({ block: 'center', inline: 'center', behavior: 'instant' });
   const r = this.getBoundingClientRect();
-  return { label: __label(this), x: r.left + window.scrollX, y: r.top + window.scrollY, width: r.width, height: r.height };
+  const win = this.ownerDocument.defaultView || window;
+  return { label: __label(this), framed: win !== win.top, x: r.left + win.scrollX, y: r.top + win.scrollY, width: r.width, height: r.height };
 }
 "#;
 
@@ -149,9 +150,21 @@ impl Tab {
             }
             ScreenshotScope::Element(target) => {
                 let el = self.resolve(target).await?;
-                let b = self
-                    .call_on(&el.object_id, &page_fn(ELEMENT_BOX_FN), Value::Null)
+                let mut b = self
+                    .call_el(&el, &page_fn(ELEMENT_BOX_FN), Value::Null)
                     .await?;
+                if b["framed"].as_bool() == Some(true) {
+                    // Measured in its frame: place it in the page (viewport + scroll).
+                    let [x, y, w, h] = self.viewport_box(&el.realm, &el.object_id).await?;
+                    let scroll = self
+                        .call(Raw::new("Page.getLayoutMetrics", json!({})))
+                        .await?;
+                    let page = &scroll["cssVisualViewport"];
+                    b["x"] = json!(x + page["pageX"].as_f64().unwrap_or(0.0));
+                    b["y"] = json!(y + page["pageY"].as_f64().unwrap_or(0.0));
+                    b["width"] = json!(w);
+                    b["height"] = json!(h);
+                }
                 let (w, h) = (
                     b["width"].as_f64().unwrap_or(0.0),
                     b["height"].as_f64().unwrap_or(0.0),

@@ -22,6 +22,7 @@ use serde_json::{Value, json};
 use crate::cdp::Raw;
 use crate::dom::ElementTarget;
 use crate::error::{BrowserError, Result};
+use crate::frames::{MAX_FRAMES, Realm};
 use crate::targets::Tab;
 use crate::text::{collapse, truncate};
 
@@ -102,11 +103,14 @@ const PROPERTIES: &[&str] = &[
     "valuetext",
 ];
 
-/// Ref ↔ backend node id of the current document.
+/// A DOM node a ref names: the session that reaches it and its backend node id.
+pub(crate) type NodeKey = (Realm, i64);
+
+/// Ref ↔ node of the current document (and its iframes).
 #[derive(Debug, Default)]
 pub(crate) struct RefMap {
-    by_node: HashMap<i64, u32>,
-    by_ref: HashMap<u32, i64>,
+    by_node: HashMap<NodeKey, u32>,
+    by_ref: HashMap<u32, NodeKey>,
     next: u32,
 }
 
@@ -116,25 +120,25 @@ impl RefMap {
         self.by_ref.clear();
     }
 
-    fn ref_for(&mut self, backend: i64) -> String {
+    fn ref_for(&mut self, node: NodeKey) -> String {
         if self.by_ref.len() >= MAX_REFS {
             self.clear();
         }
-        let n = match self.by_node.get(&backend) {
+        let n = match self.by_node.get(&node) {
             Some(n) => *n,
             None => {
                 self.next += 1;
-                self.by_node.insert(backend, self.next);
-                self.by_ref.insert(self.next, backend);
+                self.by_node.insert(node.clone(), self.next);
+                self.by_ref.insert(self.next, node);
                 self.next
             }
         };
         format!("e{n}")
     }
 
-    pub fn backend_id(&self, reference: &str) -> Option<i64> {
+    pub fn node(&self, reference: &str) -> Option<NodeKey> {
         let n: u32 = reference.trim().strip_prefix('e')?.parse().ok()?;
-        self.by_ref.get(&n).copied()
+        self.by_ref.get(&n).cloned()
     }
 }
 
@@ -191,7 +195,25 @@ impl Snapshot {
 
 struct Node<'a> {
     raw: &'a Value,
-    children: Vec<&'a str>,
+    children: Vec<String>,
+    /// The document (index into the documents of the snapshot) the node belongs to.
+    doc: usize,
+}
+
+/// One document's accessibility nodes: the page's, or an iframe's.
+struct Document {
+    realm: Realm,
+    nodes: Vec<Value>,
+    /// The `<iframe>` element that shows it (for an iframe's document).
+    owner: Option<NodeKey>,
+    url: String,
+}
+
+/// An iframe whose document the snapshot shows under it.
+struct FrameLink {
+    /// The key of the frame document's root node.
+    root: String,
+    url: String,
 }
 
 fn ax_str<'a>(v: &'a Value, key: &str) -> &'a str {
@@ -201,63 +223,124 @@ fn ax_str<'a>(v: &'a Value, key: &str) -> &'a str {
         .unwrap_or("")
 }
 
+fn node_key(doc: usize, id: &str) -> String {
+    format!("{doc}:{id}")
+}
+
+/// The documents of a snapshot as one tree: node keys are `document:nodeId`, and each iframe's
+/// node leads to its document's root.
+struct Merged<'a> {
+    by_id: HashMap<String, Node<'a>>,
+    /// Where each (realm, backend node) sits in the tree.
+    by_backend: HashMap<NodeKey, String>,
+    /// The top nodes of each document.
+    roots: Vec<Vec<String>>,
+    /// `<iframe>` node key → the frame's document.
+    frames: HashMap<String, FrameLink>,
+    realms: Vec<Realm>,
+}
+
+impl<'a> Merged<'a> {
+    fn new(docs: &'a [Document]) -> Self {
+        let mut by_id: HashMap<String, Node<'a>> = HashMap::new();
+        let mut parent_of: HashMap<String, String> = HashMap::new();
+        let mut by_backend: HashMap<NodeKey, String> = HashMap::new();
+        let mut roots = Vec::new();
+        for (d, doc) in docs.iter().enumerate() {
+            let mut ids = Vec::new();
+            for n in &doc.nodes {
+                let Some(id) = n.get("nodeId").and_then(Value::as_str) else {
+                    continue;
+                };
+                let key = node_key(d, id);
+                let children: Vec<String> = n
+                    .get("childIds")
+                    .and_then(Value::as_array)
+                    .map(|c| {
+                        c.iter()
+                            .filter_map(Value::as_str)
+                            .map(|c| node_key(d, c))
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                for c in &children {
+                    parent_of.insert(c.clone(), key.clone());
+                }
+                if let Some(backend) = n.get("backendDOMNodeId").and_then(Value::as_i64) {
+                    by_backend
+                        .entry((doc.realm.clone(), backend))
+                        .or_insert_with(|| key.clone());
+                }
+                ids.push(key.clone());
+                by_id.insert(
+                    key,
+                    Node {
+                        raw: n,
+                        children,
+                        doc: d,
+                    },
+                );
+            }
+            roots.push(
+                ids.into_iter()
+                    .filter(|k| !parent_of.contains_key(k))
+                    .collect::<Vec<_>>(),
+            );
+        }
+        let mut frames = HashMap::new();
+        for (d, doc) in docs.iter().enumerate().skip(1) {
+            let (Some(owner), Some(root)) = (&doc.owner, roots[d].first()) else {
+                continue;
+            };
+            if let Some(owner_key) = by_backend.get(owner) {
+                frames.insert(
+                    owner_key.clone(),
+                    FrameLink {
+                        root: root.clone(),
+                        url: doc.url.clone(),
+                    },
+                );
+            }
+        }
+        Self {
+            by_id,
+            by_backend,
+            roots,
+            frames,
+            realms: docs.iter().map(|d| d.realm.clone()).collect(),
+        }
+    }
+}
+
 impl Tab {
-    /// The accessibility snapshot of the page (or of `root`), paged by line.
+    /// The accessibility snapshot of the page (or of `root`), paged by line. The documents of
+    /// iframes appear under their `iframe` line, with refs that actions accept.
     pub async fn snapshot(&self, options: &SnapshotOptions) -> Result<Snapshot> {
         self.guard()?;
         let limit = options.limit.unwrap_or(DEFAULT_LINES).clamp(1, MAX_LINES);
-        let root_backend = match &options.root {
-            Some(target) => Some(self.backend_node_id(target).await?),
+        let root_node = match &options.root {
+            Some(target) => Some(self.node_key(target).await?),
             None => None,
         };
-        let tree = self
-            .call(Raw::new("Accessibility.getFullAXTree", json!({})))
-            .await?;
-        let nodes = tree
-            .get("nodes")
-            .and_then(Value::as_array)
-            .cloned()
-            .unwrap_or_default();
-        let mut by_id: HashMap<&str, Node<'_>> = HashMap::new();
-        let mut parent_of: HashMap<&str, &str> = HashMap::new();
-        for n in &nodes {
-            let Some(id) = n.get("nodeId").and_then(Value::as_str) else {
-                continue;
-            };
-            let children: Vec<&str> = n
-                .get("childIds")
-                .and_then(Value::as_array)
-                .map(|c| c.iter().filter_map(Value::as_str).collect())
-                .unwrap_or_default();
-            for c in &children {
-                parent_of.insert(c, id);
-            }
-            by_id.insert(id, Node { raw: n, children });
-        }
-        let start: Vec<&str> = match root_backend {
-            Some(backend) => nodes
-                .iter()
-                .find(|n| n.get("backendDOMNodeId").and_then(Value::as_i64) == Some(backend))
-                .and_then(|n| n.get("nodeId").and_then(Value::as_str))
-                .map(|id| vec![id])
-                .unwrap_or_default(),
-            None => nodes
-                .iter()
-                .filter_map(|n| n.get("nodeId").and_then(Value::as_str))
-                .filter(|id| !parent_of.contains_key(id))
-                .collect(),
+        let docs = self.documents().await?;
+        let tree = Merged::new(&docs);
+        let start: Vec<String> = match root_node {
+            Some(node) => tree.by_backend.get(&node).cloned().into_iter().collect(),
+            None => tree.roots.first().cloned().unwrap_or_default(),
         };
         let mut lines = Vec::new();
         {
             let mut page = self.state().page_state();
             let mut walker = Walker {
-                nodes: &by_id,
+                nodes: &tree.by_id,
+                frames: &tree.frames,
+                realms: &tree.realms,
                 refs: &mut page.refs,
                 lines: &mut lines,
                 interactive_only: options.interactive_only,
-                control_names: control_names(&by_id),
+                control_names: control_names(&tree.by_id),
             };
-            for id in start {
+            for id in &start {
                 walker.walk(id, 0, "");
             }
         }
@@ -279,29 +362,98 @@ impl Tab {
         })
     }
 
-    /// The DOM backend node id of a target (for refs and scoping).
-    pub(crate) async fn backend_node_id(&self, target: &ElementTarget) -> Result<i64> {
+    /// The accessibility trees of the page and of its iframes (at most [`MAX_FRAMES`]): the
+    /// ones Chrome renders in the page's process through the tab's session, cross-site ones
+    /// through their own.
+    async fn documents(&self) -> Result<Vec<Document>> {
+        let nodes = |v: Value| match v.get("nodes") {
+            Some(Value::Array(a)) => a.clone(),
+            _ => Vec::new(),
+        };
+        let main = self
+            .call(Raw::new("Accessibility.getFullAXTree", json!({})))
+            .await?;
+        let mut docs = vec![Document {
+            realm: Realm::Page,
+            nodes: nodes(main),
+            owner: None,
+            url: String::new(),
+        }];
+        let local = self.local_frames().await;
+        for frame in &local {
+            let Some(owner) = self.frame_owner(&Realm::Page, &frame.frame_id).await else {
+                continue;
+            };
+            let Ok(tree) = self
+                .call(Raw::new(
+                    "Accessibility.getFullAXTree",
+                    json!({ "frameId": frame.frame_id }),
+                ))
+                .await
+            else {
+                continue;
+            };
+            docs.push(Document {
+                realm: Realm::Page,
+                nodes: nodes(tree),
+                owner: Some((Realm::Page, owner)),
+                url: frame.url.clone(),
+            });
+        }
+        let parents: Vec<&str> = std::iter::once(self.id())
+            .chain(local.iter().map(|f| f.frame_id.as_str()))
+            .collect();
+        for frame in self.remote_frames(&parents).await {
+            if docs.len() > MAX_FRAMES {
+                break;
+            }
+            let realm = Realm::Remote {
+                target_id: frame.target_id.clone(),
+            };
+            let Ok(tree) = self
+                .call_in(&realm, Raw::new("Accessibility.getFullAXTree", json!({})))
+                .await
+            else {
+                continue;
+            };
+            docs.push(Document {
+                realm,
+                nodes: nodes(tree),
+                owner: Some((Realm::Page, frame.owner)),
+                url: frame.url,
+            });
+        }
+        Ok(docs)
+    }
+
+    /// The node a target names (for refs and scoping).
+    pub(crate) async fn node_key(&self, target: &ElementTarget) -> Result<NodeKey> {
         if let ElementTarget::Ref(r) = target
-            && let Some(id) = self.state().page_state().refs.backend_id(r)
+            && let Some(node) = self.state().page_state().refs.node(r)
         {
-            return Ok(id);
+            return Ok(node);
         }
         let el = self.resolve(target).await?;
         let v = self
-            .call(Raw::new(
-                "DOM.describeNode",
-                json!({ "objectId": el.object_id }),
-            ))
+            .call_in(
+                &el.realm,
+                Raw::new("DOM.describeNode", json!({ "objectId": el.object_id })),
+            )
             .await?;
         v["node"]
             .get("backendNodeId")
             .and_then(Value::as_i64)
+            .map(|backend| (el.realm, backend))
             .ok_or_else(|| BrowserError::protocol("describing the element", "no backend node id"))
     }
 }
 
 struct Walker<'a, 'b> {
-    nodes: &'b HashMap<&'a str, Node<'a>>,
+    nodes: &'b HashMap<String, Node<'a>>,
+    /// `<iframe>` node key → the frame's document.
+    frames: &'b HashMap<String, FrameLink>,
+    /// The realm of each document.
+    realms: &'b [Realm],
     refs: &'b mut RefMap,
     lines: &'b mut Vec<String>,
     interactive_only: bool,
@@ -312,7 +464,7 @@ struct Walker<'a, 'b> {
 /// Options shown per select or listbox before "… N more".
 const MAX_OPTIONS: usize = 10;
 
-fn control_names(nodes: &HashMap<&str, Node<'_>>) -> std::collections::HashSet<String> {
+fn control_names(nodes: &HashMap<String, Node<'_>>) -> std::collections::HashSet<String> {
     nodes
         .values()
         .filter(|n| INTERACTIVE.contains(&ax_str(n.raw, "role")))
@@ -327,6 +479,9 @@ impl<'a> Walker<'a, '_> {
         let Some(node) = self.nodes.get(id) else {
             return;
         };
+        if let Some(frame) = self.frames.get(id) {
+            return self.walk_frame(frame, depth);
+        }
         let raw = node.raw;
         let ignored = raw.get("ignored").and_then(Value::as_bool).unwrap_or(false);
         let role = ax_str(raw, "role");
@@ -336,7 +491,7 @@ impl<'a> Walker<'a, '_> {
         if !ignored
             && !TRANSPARENT.contains(&role)
             && role != "RootWebArea"
-            && let Some(line) = self.line(raw, role, &name, parent_name)
+            && let Some(line) = self.line(raw, node.doc, role, &name, parent_name)
         {
             self.lines.push(format!("{}- {line}", "  ".repeat(depth)));
             child_depth = depth + 1;
@@ -371,7 +526,7 @@ impl<'a> Walker<'a, '_> {
                     continue;
                 }
             }
-            self.walk(child, child_depth, &name_for_children);
+            self.walk(&child, child_depth, &name_for_children);
         }
         if options > MAX_OPTIONS {
             self.lines.push(format!(
@@ -382,7 +537,33 @@ impl<'a> Walker<'a, '_> {
         }
     }
 
-    fn line(&mut self, raw: &Value, role: &str, name: &str, parent_name: &str) -> Option<String> {
+    /// An iframe: one line with its document's title and URL, its content indented below.
+    fn walk_frame(&mut self, frame: &FrameLink, depth: usize) {
+        let Some(root) = self.nodes.get(&frame.root) else {
+            return;
+        };
+        let title = collapse(ax_str(root.raw, "name"));
+        let mut line = format!("{}- iframe", "  ".repeat(depth));
+        if !title.is_empty() {
+            let _ = write!(line, " \"{}\"", truncate(&title, MAX_NAME));
+        }
+        if !frame.url.is_empty() {
+            let _ = write!(line, " {}", truncate(&frame.url, 100));
+        }
+        self.lines.push(line);
+        for child in root.children.clone() {
+            self.walk(&child, depth + 1, &title);
+        }
+    }
+
+    fn line(
+        &mut self,
+        raw: &Value,
+        doc: usize,
+        role: &str,
+        name: &str,
+        parent_name: &str,
+    ) -> Option<String> {
         let interactive = INTERACTIVE.contains(&role);
         if role == "StaticText" {
             if self.interactive_only
@@ -413,7 +594,8 @@ impl<'a> Walker<'a, '_> {
             let _ = write!(line, " \"{}\"", truncate(name, MAX_NAME));
         }
         if interactive && let Some(backend) = raw.get("backendDOMNodeId").and_then(Value::as_i64) {
-            let r = self.refs.ref_for(backend);
+            let realm = self.realms.get(doc).cloned().unwrap_or_default();
+            let r = self.refs.ref_for((realm, backend));
             let _ = write!(line, " [ref={r}]");
         }
         let value = ax_str(raw, "value");
@@ -462,18 +644,46 @@ mod tests {
 
     #[test]
     fn refs_are_stable_and_resolve() {
+        let page = |n| (Realm::Page, n);
         let mut m = RefMap::default();
-        let a = m.ref_for(100);
-        let b = m.ref_for(200);
-        assert_eq!(m.ref_for(100), a);
+        let a = m.ref_for(page(100));
+        let b = m.ref_for(page(200));
+        assert_eq!(m.ref_for(page(100)), a);
         assert_ne!(a, b);
-        assert_eq!(m.backend_id(&b), Some(200));
-        assert_eq!(m.backend_id("e999"), None);
-        assert_eq!(m.backend_id("x1"), None);
+        assert_eq!(m.node(&b), Some(page(200)));
+        // The same backend id in a cross-site iframe is another node.
+        let remote = (
+            Realm::Remote {
+                target_id: "F1".into(),
+            },
+            100,
+        );
+        assert_ne!(m.ref_for(remote.clone()), a);
+        assert_eq!(m.node("e999"), None);
+        assert_eq!(m.node("x1"), None);
         m.clear();
-        assert_eq!(m.backend_id(&a), None);
+        assert_eq!(m.node(&a), None);
         // Numbers keep growing after a clear, so an old ref never names a new element.
-        assert_ne!(m.ref_for(100), a);
+        assert_ne!(m.ref_for(page(100)), a);
+    }
+
+    fn render(docs: &[Document]) -> (Vec<String>, RefMap) {
+        let tree = Merged::new(docs);
+        let mut refs = RefMap::default();
+        let mut lines = Vec::new();
+        let mut w = Walker {
+            control_names: control_names(&tree.by_id),
+            nodes: &tree.by_id,
+            frames: &tree.frames,
+            realms: &tree.realms,
+            refs: &mut refs,
+            lines: &mut lines,
+            interactive_only: false,
+        };
+        for id in tree.roots[0].clone() {
+            w.walk(&id, 0, "");
+        }
+        (lines, refs)
     }
 
     #[test]
@@ -489,26 +699,13 @@ mod tests {
             json!({"nodeId": "6", "ignored": false, "role": {"value": "button"}, "name": {"value": "Go"}, "backendDOMNodeId": 43, "childIds": ["7"]}),
             json!({"nodeId": "7", "ignored": false, "role": {"value": "StaticText"}, "name": {"value": "Go"}}),
         ];
-        let mut by_id = HashMap::new();
-        for n in &nodes {
-            let id = n["nodeId"].as_str().unwrap();
-            let children = n
-                .get("childIds")
-                .and_then(Value::as_array)
-                .map(|c| c.iter().filter_map(Value::as_str).collect())
-                .unwrap_or_default();
-            by_id.insert(id, Node { raw: n, children });
-        }
-        let mut refs = RefMap::default();
-        let mut lines = Vec::new();
-        let mut w = Walker {
-            control_names: control_names(&by_id),
-            nodes: &by_id,
-            refs: &mut refs,
-            lines: &mut lines,
-            interactive_only: false,
-        };
-        w.walk("1", 0, "");
+        let docs = [Document {
+            realm: Realm::Page,
+            nodes,
+            owner: None,
+            url: String::new(),
+        }];
+        let (lines, refs) = render(&docs);
         assert_eq!(
             lines,
             vec![
@@ -517,6 +714,47 @@ mod tests {
                 "- button \"Go\" [ref=e2]",
             ]
         );
-        assert_eq!(refs.backend_id("e1"), Some(42));
+        assert_eq!(refs.node("e1"), Some((Realm::Page, 42)));
+    }
+
+    #[test]
+    fn iframes_render_under_their_element_with_refs_into_their_realm() {
+        let page = vec![
+            json!({"nodeId": "1", "role": {"value": "RootWebArea"}, "name": {"value": "Shop"}, "childIds": ["2", "3"]}),
+            json!({"nodeId": "2", "role": {"value": "heading"}, "name": {"value": "Checkout"}, "backendDOMNodeId": 5}),
+            json!({"nodeId": "3", "role": {"value": "Iframe"}, "backendDOMNodeId": 9}),
+        ];
+        // Node ids repeat across documents; backend ids repeat across processes.
+        let frame = vec![
+            json!({"nodeId": "1", "role": {"value": "RootWebArea"}, "name": {"value": "Pay"}, "childIds": ["2"]}),
+            json!({"nodeId": "2", "role": {"value": "button"}, "name": {"value": "Pay now"}, "backendDOMNodeId": 5}),
+        ];
+        let remote = Realm::Remote {
+            target_id: "F1".into(),
+        };
+        let docs = [
+            Document {
+                realm: Realm::Page,
+                nodes: page,
+                owner: None,
+                url: String::new(),
+            },
+            Document {
+                realm: remote.clone(),
+                nodes: frame,
+                owner: Some((Realm::Page, 9)),
+                url: "https://pay.example/".into(),
+            },
+        ];
+        let (lines, refs) = render(&docs);
+        assert_eq!(
+            lines,
+            vec![
+                "- heading \"Checkout\"",
+                "- iframe \"Pay\" https://pay.example/",
+                "  - button \"Pay now\" [ref=e1]",
+            ]
+        );
+        assert_eq!(refs.node("e1"), Some((remote, 5)));
     }
 }

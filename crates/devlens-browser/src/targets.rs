@@ -14,7 +14,9 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use chromiumoxide::Page;
-use chromiumoxide::cdp::browser_protocol::target::{CreateTargetParams, TargetId};
+use chromiumoxide::cdp::browser_protocol::target::{
+    CreateTargetParams, EventTargetDestroyed, TargetId,
+};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use tokio::sync::watch;
@@ -38,6 +40,8 @@ const ATTACH_WAIT: Duration = Duration::from_secs(3);
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Blocker {
     Dialog(DialogInfo),
+    /// The page is paused in the debugger.
+    Paused(crate::debugger::PauseInfo),
 }
 
 /// What a tab knows about its current document.
@@ -57,12 +61,15 @@ pub(crate) struct PageState {
     pub emulation: EmulationState,
     /// Numbers the `<style>` elements inject_css adds.
     pub css_counter: u64,
+    /// Sessions devlens attached to cross-site iframes: target id → session id.
+    pub remote_sessions: HashMap<String, String>,
 }
 
 impl PageState {
     /// A new document replaced the old one: what pointed into the old one is void.
     pub fn on_new_document(&mut self) {
         self.refs.clear();
+        self.remote_sessions.clear();
     }
 }
 
@@ -72,9 +79,12 @@ pub(crate) struct TabState {
     pub console: Mutex<crate::console::ConsoleBuffer>,
     pub network: Mutex<NetworkLog>,
     pub page: Mutex<PageState>,
+    pub debugger: Mutex<crate::debugger::DebuggerState>,
     /// The current blocker, if any; blocking calls watch it.
     pub blocker: watch::Sender<Option<Blocker>>,
     pub closed: AtomicBool,
+    /// Says `true` once the tab is gone, so calls in flight stop waiting for it.
+    pub closed_signal: watch::Sender<bool>,
 }
 
 impl TabState {
@@ -83,8 +93,17 @@ impl TabState {
             console: Mutex::new(ConsoleBuffer::new(console_capacity)),
             network: Mutex::new(NetworkLog::new(network_capacity)),
             page: Mutex::new(PageState::default()),
+            debugger: Mutex::default(),
             blocker: watch::Sender::new(None),
             closed: AtomicBool::new(false),
+            closed_signal: watch::Sender::new(false),
+        }
+    }
+
+    /// The tab has gone (closed by devlens, by the page, or by someone else).
+    pub fn mark_closed(&self) {
+        if !self.closed.swap(true, Ordering::SeqCst) {
+            self.closed_signal.send_replace(true);
         }
     }
 
@@ -380,7 +399,7 @@ impl Connection {
         reg.tabs.retain(|t| {
             let alive = targets.iter().any(|x| x.id == t.target_id);
             if !alive {
-                t.state.closed.store(true, Ordering::SeqCst);
+                t.state.mark_closed();
             }
             alive && !t.state.closed.load(Ordering::SeqCst)
         });
@@ -425,7 +444,13 @@ impl Connection {
             self.options.network_capacity,
         ));
         let target_id = page.target_id().as_ref().to_string();
-        let collector = crate::events::start(&page, state.clone())
+        self.fit_window(&target_id).await;
+        let destroyed = self
+            .browser
+            .event_listener::<EventTargetDestroyed>()
+            .await
+            .map_err(|e| crate::cdp::browser_error(&self.id, "watching a tab", e))?;
+        let collector = crate::events::start(&page, state.clone(), destroyed)
             .await
             .map_err(|e| crate::cdp::browser_error(&self.id, "watching a tab", e))?;
         // Where the page is now; later navigations update it from events. A tab that is
@@ -625,7 +650,7 @@ impl BrowserSessions {
         {
             let mut reg = conn.registry();
             if let Some(t) = reg.tabs.iter().find(|t| t.target_id == picked.id) {
-                t.state.closed.store(true, Ordering::SeqCst);
+                t.state.mark_closed();
             }
             reg.closed.push(picked.id.clone());
             reg.tabs.retain(|t| t.target_id != picked.id);
@@ -725,7 +750,7 @@ impl Tab {
                 connection: self.conn.id.clone(),
             };
         }
-        self.state().closed.store(true, Ordering::SeqCst);
+        self.state().mark_closed();
         let url = self.url();
         BrowserError::TabGone {
             tab: if url.is_empty() {
@@ -760,9 +785,15 @@ impl Tab {
     /// Sends a protocol command to this tab's page.
     pub(crate) async fn call(&self, cmd: Raw) -> Result<Value> {
         let what = cmd.method;
-        match self.page().execute(cmd).await {
-            Ok(resp) => Ok(resp.result),
-            Err(e) => Err(self.map_err(what, e)),
+        let mut closed = self.state().closed_signal.subscribe();
+        // A tab closed meanwhile never answers: stop waiting when it goes.
+        tokio::select! {
+            answer = self.page().execute(cmd) => match answer {
+                Ok(resp) => Ok(resp.result),
+                Err(e) => Err(self.map_err(what, e)),
+            },
+            // (The value `wait_for` answers holds a read lock: release it before `gone`.)
+            _ = async { closed.wait_for(|c| *c).await.map(drop) } => Err(self.gone()),
         }
     }
 

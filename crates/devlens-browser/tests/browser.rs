@@ -1010,3 +1010,54 @@ fn a_closed_tab_says_so() {
         assert!(err.to_string().contains("switch to another"), "{err}");
     });
 }
+
+/// A tab closed behind devlens' back (by the page, the user or another client) fails fast.
+#[test]
+fn a_tab_closed_elsewhere_says_so_at_once() {
+    with_browser(|env: Env| async move {
+        let tab = env.open("/").await;
+        let endpoint = env
+            .sessions
+            .connections()
+            .connections
+            .into_iter()
+            .find(|c| c.id == common::CONN)
+            .expect("the shared connection")
+            .endpoint;
+        let host = endpoint.trim_start_matches("http://").trim_end_matches('/');
+        let mut stream = tokio::net::TcpStream::connect(host)
+            .await
+            .expect("DevTools HTTP");
+        let request = format!(
+            "GET /json/close/{} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n",
+            tab.id()
+        );
+        tokio::io::AsyncWriteExt::write_all(&mut stream, request.as_bytes())
+            .await
+            .unwrap();
+        // Chrome keeps the connection open: the status line is enough.
+        let mut answer = vec![0u8; 512];
+        let n = tokio::io::AsyncReadExt::read(&mut stream, &mut answer)
+            .await
+            .unwrap();
+        let answer = String::from_utf8_lossy(&answer[..n]);
+        assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+        let started = std::time::Instant::now();
+        let err = loop {
+            match tab.evaluate("1", &EvaluateOptions::default()).await {
+                Err(e) => break e,
+                Ok(_) => tokio::time::sleep(Duration::from_millis(50)).await,
+            }
+            assert!(
+                started.elapsed() < Duration::from_secs(5),
+                "the tab still answers"
+            );
+        };
+        assert!(matches!(err, BrowserError::TabGone { .. }), "{err}");
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "took {:?}",
+            started.elapsed()
+        );
+    });
+}

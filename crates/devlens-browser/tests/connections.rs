@@ -256,3 +256,70 @@ fn failures_say_what_to_do() {
         );
     });
 }
+
+/// A Chromium somebody else started, with a page already open: devlens lists that tab and
+/// drives it, and leaves the browser running when it disconnects.
+#[test]
+fn a_tab_opened_before_connecting_is_listed_and_usable() {
+    if !browser_available() {
+        return;
+    }
+    block_on(async {
+        let base = server().await;
+        let port = free_port();
+        let profile = tempfile::tempdir().unwrap();
+        let chrome = devlens_browser::find_chrome(None).unwrap();
+        let mut child = std::process::Command::new(chrome)
+            .args([
+                "--headless",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--no-first-run",
+                &format!("--remote-debugging-port={port}"),
+                &format!("--user-data-dir={}", profile.path().display()),
+                &format!("{base}/form"),
+            ])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let sessions = BrowserSessions::new();
+        let mut connected = None;
+        for _ in 0..100 {
+            if let Ok(c) = sessions
+                .connect(&ConnectOptions::host_port(None, port))
+                .await
+            {
+                connected = Some(c);
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        let connected = connected.expect("connect to the running Chromium");
+        let mut tabs = sessions.tabs(None).await.unwrap();
+        for _ in 0..50 {
+            if tabs.tabs.iter().any(|t| t.title == "Sign up") {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            tabs = sessions.tabs(None).await.unwrap();
+        }
+        let picked = sessions
+            .switch_tab(None, &TabSelector::Title("sign up".into()))
+            .await
+            .unwrap_or_else(|e| panic!("{e}: {}", tabs.to_text()));
+        let tab = sessions.tab(None).await.unwrap();
+        assert_eq!(tab.id(), picked.id);
+        let value = tab
+            .evaluate("document.title", &Default::default())
+            .await
+            .unwrap()
+            .value;
+        assert_eq!(value, serde_json::json!("Sign up"), "{}", tabs.to_text());
+        let gone = sessions.disconnect(Some(&connected.id)).await.unwrap();
+        assert!(!gone.browser_closed);
+        assert!(running(child.id()), "the browser was closed");
+        let _ = child.kill();
+        let _ = child.wait();
+    });
+}

@@ -178,7 +178,30 @@ fn router() -> Router {
             "slow done"
         }))
         .route("/api/fail", get(|| async { (StatusCode::INTERNAL_SERVER_ERROR, "boom") }))
+        .route("/inner", get(|Query(q): Query<HashMap<String, String>>| async move {
+            let label = q.get("label").cloned().unwrap_or_default();
+            page(&format!("{label} frame"), &format!(
+                "<button id=b onclick=\"this.textContent = '{label} clicked'\">{label} button</button>\
+                 <input id=f aria-label=\"{label} field\">"
+            ))
+        }))
+        .route("/frames", get(|| async {
+            // localhost is another site than 127.0.0.1: Chrome gives that frame its own process.
+            let cross = SERVER.get().map(|b| b.replace("127.0.0.1", "localhost")).unwrap_or_default();
+            page("Frames", &FRAMES.replace("CROSS", &cross))
+        }))
 }
+
+const FRAMES: &str = r#"
+<h1>Frames</h1>
+<iframe id="same" src="/inner?label=Same" width="300" height="80"></iframe>
+<iframe id="cross" src="CROSS/inner?label=Cross" width="300" height="80"></iframe>
+<div id="host"></div>
+<script>
+  document.getElementById('host').attachShadow({ mode: 'open' }).innerHTML =
+    '<button class="shadow-btn" onclick="this.textContent = \'Shadow clicked\'">Shadow button</button>';
+</script>
+"#;
 
 async fn submit(Query(q): Query<HashMap<String, String>>) -> impl IntoResponse {
     let mut keys: Vec<_> = q.iter().collect();
