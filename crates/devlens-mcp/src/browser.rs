@@ -20,12 +20,13 @@ use serde::{Deserialize, Serialize};
 
 use devlens_browser::{
     ActionOutcome, BodyOptions, ClickOptions, ColorScheme, ConnectOptions, ConnectionInfo,
-    ConnectionList, ConsoleLevel, ConsoleLogs, ConsoleQuery, CssInjection, Disconnected,
-    ElementList, ElementQuery, ElementState, ElementTarget, EmulationRequest, EmulationState,
-    EvaluateOptions, Evaluation, ImageFormat, LaunchOptions, MouseButton, Navigation,
-    NavigationOutcome, NetworkPage, NetworkProfile, NetworkQuery, NewTab, RequestDetails,
-    Screenshot, ScreenshotRequest, ScreenshotScope, ScrollDirection, ScrollRequest, Snapshot,
-    SnapshotOptions, Tab, TabInfo, TabList, TabSelector, ViewportSize, WaitCondition, WaitOutcome,
+    ConnectionList, ConsoleLevel, ConsoleLogs, ConsoleQuery, CssInjection, CssRemoval,
+    Disconnected, ElementList, ElementQuery, ElementState, ElementTarget, EmulationRequest,
+    EmulationState, EvaluateOptions, Evaluation, ImageFormat, LaunchOptions, MouseButton,
+    Navigation, NavigationOutcome, NetworkPage, NetworkProfile, NetworkQuery, NewTab,
+    RequestDetails, Screenshot, ScreenshotRequest, ScreenshotScope, ScrollDirection, ScrollRequest,
+    Snapshot, SnapshotOptions, Tab, TabInfo, TabList, TabSelector, ViewportSize, WaitCondition,
+    WaitOutcome,
 };
 
 use crate::{
@@ -65,6 +66,7 @@ textual!(
     Screenshot,
     Evaluation,
     CssInjection,
+    CssRemoval,
     EmulationState,
 );
 
@@ -90,10 +92,6 @@ fn image_block(shot: &Screenshot) -> ContentBlock {
 
 fn millis(ms: Option<u64>) -> Option<Duration> {
     ms.map(Duration::from_millis)
-}
-
-fn blank(s: &Option<String>) -> bool {
-    s.as_deref().is_none_or(|s| s.trim().is_empty())
 }
 
 /// Which connection a call is about.
@@ -206,8 +204,13 @@ pub struct NavigateArgs {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct QueryElementsArgs {
-    /// CSS selector, e.g. "form button" or "#login".
+    /// CSS selector, e.g. "form button" or "#login". `a >>> b` finds b inside the shadow roots
+    /// and iframes under a.
     pub selector: String,
+    /// Also look inside open shadow roots and same-origin iframes even when the page itself
+    /// has matches (without it they are searched only when it has none).
+    #[serde(default)]
+    pub pierce: Option<bool>,
     /// Only elements whose text, value, label or placeholder contains this (case-insensitive).
     #[serde(default)]
     pub text: Option<String>,
@@ -531,6 +534,18 @@ pub struct EmulateArgs {
     pub connection: ConnectionArgs,
 }
 
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RemoveCssArgs {
+    /// The stylesheet's id from inject_css (e.g. devlens-css-1).
+    pub id: String,
+    /// Attach a screenshot of the viewport taken afterwards.
+    #[serde(default)]
+    pub screenshot: Option<bool>,
+    #[serde(flatten)]
+    pub connection: ConnectionArgs,
+}
+
 impl DevlensServer {
     async fn active_tab(&self, connection: &ConnectionArgs) -> Result<Tab, CallToolResult> {
         self.services()
@@ -556,11 +571,27 @@ impl DevlensServer {
     }
 }
 
-macro_rules! tab_or_fail {
-    ($self:ident, $args:expr) => {
-        match $self.active_tab($args).await {
-            Ok(tab) => tab,
-            Err(reply) => return reply,
+/// The shape of every page tool: resolve the tab (`connectionId` or the active one), run the
+/// domain call on it, reply with its text and `structuredContent` or with the failure.
+/// `screenshot: <bool>` appends a viewport screenshot taken afterwards.
+macro_rules! on_tab {
+    ($self:ident, $conn:expr, |$tab:ident| $call:expr) => {
+        match $self.active_tab($conn).await {
+            Ok($tab) => respond($call),
+            Err(reply) => reply,
+        }
+    };
+    ($self:ident, $conn:expr, |$tab:ident| $call:expr, screenshot: $shot:expr) => {
+        match $self.active_tab($conn).await {
+            Ok($tab) => {
+                let reply = respond($call);
+                if $shot == Some(true) {
+                    $self.with_screenshot(&$tab, reply).await
+                } else {
+                    reply
+                }
+            }
+            Err(reply) => reply,
         }
     };
 }
@@ -576,47 +607,35 @@ impl DevlensServer {
     )]
     async fn chrome(&self, Parameters(args): Parameters<ChromeArgs>) -> CallToolResult {
         let browser = &self.services().browser;
-        let connection_id = args
-            .connection_id
-            .map(|s| s.trim().to_string())
-            .filter(|s| !s.is_empty());
+        let connection_id = non_blank(args.connection_id).map(|s| s.trim().to_string());
         match args.action {
             ChromeAction::Launch => {
-                if !blank(&args.endpoint) {
+                if non_blank(args.endpoint).is_some() {
                     return failure(
                         "endpoint is for action `connect`; leave it out to launch a browser",
                     );
                 }
                 let options = LaunchOptions {
-                    chrome_path: args
-                        .chrome_path
-                        .filter(|p| !p.trim().is_empty())
-                        .map(PathBuf::from),
+                    chrome_path: non_blank(args.chrome_path).map(PathBuf::from),
                     headless: args.headless.unwrap_or(true),
-                    user_data_dir: args
-                        .user_data_dir
-                        .filter(|p| !p.trim().is_empty())
-                        .map(PathBuf::from),
+                    user_data_dir: non_blank(args.user_data_dir).map(PathBuf::from),
                     connection_id,
                     ..LaunchOptions::default()
                 };
                 respond(browser.launch(&options).await)
             }
             ChromeAction::Connect => {
-                let Some(endpoint) = args.endpoint.filter(|e| !e.trim().is_empty()) else {
+                let Some(endpoint) = non_blank(args.endpoint) else {
                     return failure(
                         "give endpoint to connect to: a port (9222), host:port, http://host:port \
                          or a ws:// DevTools URL — or use action `launch` to start a browser",
                     );
                 };
-                respond(
-                    browser
-                        .connect(&ConnectOptions {
-                            endpoint,
-                            connection_id,
-                        })
-                        .await,
-                )
+                let options = ConnectOptions {
+                    endpoint,
+                    connection_id,
+                };
+                respond(browser.connect(&options).await)
             }
         }
     }
@@ -628,8 +647,7 @@ impl DevlensServer {
         output_schema = schema_for_output::<ConnectionList>()
     )]
     async fn chrome_list_connections(&self) -> CallToolResult {
-        let list = self.services().browser.connections();
-        structured(list.to_text(), &list)
+        respond(Ok(self.services().browser.connections()))
     }
 
     /// Close a connection (default: the active one). A browser devlens launched is closed; a
@@ -661,24 +679,20 @@ impl DevlensServer {
     async fn target(&self, Parameters(args): Parameters<TargetArgs>) -> CallToolResult {
         let browser = &self.services().browser;
         let conn = args.connection.id();
-        let selector = || {
-            TabSelector::from_parts(
-                args.index,
-                args.id.as_deref(),
-                args.title.as_deref(),
-                args.url.as_deref(),
-            )
-        };
-        match args.action {
-            TargetAction::List => respond(browser.tabs(conn).await),
-            TargetAction::Switch => match selector() {
-                Some(sel) => respond(browser.switch_tab(conn, &sel).await),
-                None => failure(
-                    "say which tab to switch to: index, title, url or id (target action `list` shows them)",
-                ),
-            },
-            TargetAction::New => respond(browser.new_tab(conn, args.url.as_deref()).await),
-            TargetAction::Close => respond(browser.close_tab(conn, selector().as_ref()).await),
+        let selector = TabSelector::from_parts(
+            args.index,
+            args.id.as_deref(),
+            args.title.as_deref(),
+            args.url.as_deref(),
+        );
+        match (args.action, selector) {
+            (TargetAction::List, _) => respond(browser.tabs(conn).await),
+            (TargetAction::Switch, Some(sel)) => respond(browser.switch_tab(conn, &sel).await),
+            (TargetAction::Switch, None) => failure(
+                "say which tab to switch to: index, title, url or id (target action `list` shows them)",
+            ),
+            (TargetAction::New, _) => respond(browser.new_tab(conn, args.url.as_deref()).await),
+            (TargetAction::Close, sel) => respond(browser.close_tab(conn, sel.as_ref()).await),
         }
     }
 
@@ -690,19 +704,21 @@ impl DevlensServer {
         output_schema = schema_for_output::<NavigationOutcome>()
     )]
     async fn navigate(&self, Parameters(args): Parameters<NavigateArgs>) -> CallToolResult {
-        let to = match (args.url.filter(|u| !u.trim().is_empty()), args.action) {
+        let to = match (non_blank(args.url), args.action) {
             (Some(url), None) => Navigation::Url(url.trim().to_string()),
             (None, Some(HistoryAction::Back)) => Navigation::Back,
             (None, Some(HistoryAction::Forward)) => Navigation::Forward,
             (None, Some(HistoryAction::Reload)) => Navigation::Reload,
             _ => return failure("give either url, or action back, forward or reload"),
         };
-        let tab = tab_or_fail!(self, &args.connection);
-        respond(tab.navigate(&to, millis(args.timeout_ms)).await)
+        on_tab!(self, &args.connection, |tab| tab
+            .navigate(&to, millis(args.timeout_ms))
+            .await)
     }
 
     /// Find elements by CSS selector: compact summaries (tag, id, classes, role, text, key
     /// attributes, visibility, box). 5 by default, at most 20; filter by text and visibility.
+    /// Looks inside open shadow roots and same-origin iframes when the page itself has no match.
     #[tool(
         name = "query_elements",
         annotations(title = "Query elements", read_only_hint = true, idempotent_hint = true, open_world_hint = false),
@@ -712,15 +728,20 @@ impl DevlensServer {
         &self,
         Parameters(args): Parameters<QueryElementsArgs>,
     ) -> CallToolResult {
-        let tab = tab_or_fail!(self, &args.connection);
+        let selector = match args.pierce {
+            Some(true) if !args.selector.contains(">>>") => format!(">>> {}", args.selector),
+            _ => args.selector,
+        };
         let query = ElementQuery {
-            selector: args.selector,
+            selector,
             text: args.text,
             visible: args.visible,
             limit: args.limit,
             offset: args.offset.unwrap_or(0),
         };
-        respond(tab.query_elements(&query).await)
+        on_tab!(self, &args.connection, |tab| tab
+            .query_elements(&query)
+            .await)
     }
 
     /// The page's accessibility tree as compact text; interactive elements get refs (e12) that
@@ -731,17 +752,13 @@ impl DevlensServer {
         output_schema = schema_for_output::<Snapshot>()
     )]
     async fn snapshot(&self, Parameters(args): Parameters<SnapshotArgs>) -> CallToolResult {
-        let tab = tab_or_fail!(self, &args.connection);
         let options = SnapshotOptions {
             interactive_only: args.interactive_only.unwrap_or(false),
-            root: args
-                .root
-                .filter(|r| !r.trim().is_empty())
-                .map(|r| ElementTarget::parse(&r)),
+            root: optional_target(args.root),
             offset: args.offset.unwrap_or(0),
             limit: args.limit,
         };
-        respond(tab.snapshot(&options).await)
+        on_tab!(self, &args.connection, |tab| tab.snapshot(&options).await)
     }
 
     /// Click an element (snapshot ref or CSS selector) with real mouse events. Answers with what
@@ -752,15 +769,14 @@ impl DevlensServer {
         output_schema = schema_for_output::<ActionOutcome>()
     )]
     async fn click_element(&self, Parameters(args): Parameters<ClickArgs>) -> CallToolResult {
-        let tab = tab_or_fail!(self, &args.connection);
+        let target = ElementTarget::parse(&args.element);
         let options = ClickOptions {
             button: args.button.unwrap_or_default(),
             double: args.double_click.unwrap_or(false),
         };
-        respond(
-            tab.click(&ElementTarget::parse(&args.element), &options)
-                .await,
-        )
+        on_tab!(self, &args.connection, |tab| tab
+            .click(&target, &options)
+            .await)
     }
 
     /// Replace the value of a text field, textarea, contenteditable or select, as typing would.
@@ -770,11 +786,10 @@ impl DevlensServer {
         output_schema = schema_for_output::<ActionOutcome>()
     )]
     async fn fill_element(&self, Parameters(args): Parameters<FillArgs>) -> CallToolResult {
-        let tab = tab_or_fail!(self, &args.connection);
-        respond(
-            tab.fill(&ElementTarget::parse(&args.element), &args.value)
-                .await,
-        )
+        let target = ElementTarget::parse(&args.element);
+        on_tab!(self, &args.connection, |tab| tab
+            .fill(&target, &args.value)
+            .await)
     }
 
     /// Type text key by key into the focused element (or element), optionally pressing Enter.
@@ -784,12 +799,11 @@ impl DevlensServer {
         output_schema = schema_for_output::<ActionOutcome>()
     )]
     async fn type_text(&self, Parameters(args): Parameters<TypeTextArgs>) -> CallToolResult {
-        let tab = tab_or_fail!(self, &args.connection);
         let target = optional_target(args.element);
-        respond(
-            tab.type_text(target.as_ref(), &args.text, args.submit.unwrap_or(false))
-                .await,
-        )
+        let submit = args.submit.unwrap_or(false);
+        on_tab!(self, &args.connection, |tab| tab
+            .type_text(target.as_ref(), &args.text, submit)
+            .await)
     }
 
     /// Press a key or combination (Enter, Escape, ArrowDown, Control+A, Shift+Tab).
@@ -799,9 +813,10 @@ impl DevlensServer {
         output_schema = schema_for_output::<ActionOutcome>()
     )]
     async fn press_key(&self, Parameters(args): Parameters<PressKeyArgs>) -> CallToolResult {
-        let tab = tab_or_fail!(self, &args.connection);
         let target = optional_target(args.element);
-        respond(tab.press_key(&args.key, target.as_ref()).await)
+        on_tab!(self, &args.connection, |tab| tab
+            .press_key(&args.key, target.as_ref())
+            .await)
     }
 
     /// Move the mouse over an element (hover styles, menus, tooltips).
@@ -811,8 +826,8 @@ impl DevlensServer {
         output_schema = schema_for_output::<ActionOutcome>()
     )]
     async fn hover(&self, Parameters(args): Parameters<ElementArgs>) -> CallToolResult {
-        let tab = tab_or_fail!(self, &args.connection);
-        respond(tab.hover(&ElementTarget::parse(&args.element)).await)
+        let target = ElementTarget::parse(&args.element);
+        on_tab!(self, &args.connection, |tab| tab.hover(&target).await)
     }
 
     /// Select options of a <select> by value or visible label.
@@ -825,11 +840,10 @@ impl DevlensServer {
         &self,
         Parameters(args): Parameters<SelectOptionArgs>,
     ) -> CallToolResult {
-        let tab = tab_or_fail!(self, &args.connection);
-        respond(
-            tab.select_option(&ElementTarget::parse(&args.element), &args.values)
-                .await,
-        )
+        let target = ElementTarget::parse(&args.element);
+        on_tab!(self, &args.connection, |tab| tab
+            .select_option(&target, &args.values)
+            .await)
     }
 
     /// Scroll an element into view, or the page (or a scrollable element) in a direction.
@@ -843,13 +857,12 @@ impl DevlensServer {
         if target.is_none() && args.direction.is_none() {
             return failure("give element (to scroll into view), direction, or both");
         }
-        let tab = tab_or_fail!(self, &args.connection);
         let request = ScrollRequest {
             target,
             direction: args.direction,
             amount: args.amount,
         };
-        respond(tab.scroll(&request).await)
+        on_tab!(self, &args.connection, |tab| tab.scroll(&request).await)
     }
 
     /// Wait until text appears or disappears, a selector reaches a state, the URL contains
@@ -860,34 +873,26 @@ impl DevlensServer {
         output_schema = schema_for_output::<WaitOutcome>()
     )]
     async fn wait_for(&self, Parameters(args): Parameters<WaitForArgs>) -> CallToolResult {
-        let text = |s: Option<String>| s.filter(|s| !s.trim().is_empty());
-        let mut conditions = Vec::new();
-        if let Some(t) = text(args.text) {
-            conditions.push(WaitCondition::Text(t));
-        }
-        if let Some(t) = text(args.text_gone) {
-            conditions.push(WaitCondition::TextGone(t));
-        }
-        if let Some(selector) = text(args.selector) {
-            conditions.push(WaitCondition::Selector {
-                selector,
-                state: args.state.unwrap_or_default(),
-            });
-        }
-        if let Some(u) = text(args.url_contains) {
-            conditions.push(WaitCondition::UrlContains(u));
-        }
-        if args.network_idle == Some(true) {
-            conditions.push(WaitCondition::NetworkIdle);
-        }
-        if conditions.len() != 1 {
+        let state = args.state.unwrap_or_default();
+        let conditions: Vec<WaitCondition> = [
+            non_blank(args.text).map(WaitCondition::Text),
+            non_blank(args.text_gone).map(WaitCondition::TextGone),
+            non_blank(args.selector).map(|selector| WaitCondition::Selector { selector, state }),
+            non_blank(args.url_contains).map(WaitCondition::UrlContains),
+            (args.network_idle == Some(true)).then_some(WaitCondition::NetworkIdle),
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
+        let [condition] = conditions.as_slice() else {
             return failure(
                 "give exactly one condition: text, textGone, selector (with state), urlContains \
                  or networkIdle: true",
             );
-        }
-        let tab = tab_or_fail!(self, &args.connection);
-        respond(tab.wait_for(&conditions[0], millis(args.timeout_ms)).await)
+        };
+        on_tab!(self, &args.connection, |tab| tab
+            .wait_for(condition, millis(args.timeout_ms))
+            .await)
     }
 
     /// Accept or dismiss the open JavaScript dialog (alert, confirm, prompt, beforeunload).
@@ -900,11 +905,9 @@ impl DevlensServer {
         &self,
         Parameters(args): Parameters<HandleDialogArgs>,
     ) -> CallToolResult {
-        let tab = tab_or_fail!(self, &args.connection);
-        respond(
-            tab.handle_dialog(args.accept, args.prompt_text.as_deref())
-                .await,
-        )
+        on_tab!(self, &args.connection, |tab| tab
+            .handle_dialog(args.accept, args.prompt_text.as_deref())
+            .await)
     }
 
     /// The tab's console: messages, errors with their stack, uncaught exceptions. Filter by
@@ -915,14 +918,9 @@ impl DevlensServer {
         output_schema = schema_for_output::<ConsoleLogs>()
     )]
     async fn get_console_logs(&self, Parameters(args): Parameters<ConsoleArgs>) -> CallToolResult {
-        let level = match args
-            .level
-            .as_deref()
-            .map(str::trim)
-            .filter(|l| !l.is_empty())
-        {
+        let level = match non_blank(args.level) {
             None => None,
-            Some(l) => match ConsoleLevel::parse(l) {
+            Some(l) => match ConsoleLevel::parse(l.trim()) {
                 Some(level) => Some(level),
                 None => {
                     return failure(format!(
@@ -931,15 +929,13 @@ impl DevlensServer {
                 }
             },
         };
-        let tab = tab_or_fail!(self, &args.connection);
         let query = ConsoleQuery {
             level,
             contains: args.contains,
             limit: args.limit,
             since_last_read: args.since_last_read.unwrap_or(false),
         };
-        let logs = tab.console_logs(&query);
-        structured(logs.to_text(), &logs)
+        on_tab!(self, &args.connection, |tab| Ok(tab.console_logs(&query)))
     }
 
     /// The tab's requests (current page): id, method, status, type, URL, duration, size.
@@ -953,17 +949,17 @@ impl DevlensServer {
         &self,
         Parameters(args): Parameters<NetworkArgs>,
     ) -> CallToolResult {
-        let tab = tab_or_fail!(self, &args.connection);
         let query = NetworkQuery {
             failed_only: args.failed_only.unwrap_or(false),
-            resource_type: args.resource_type.filter(|s| !s.trim().is_empty()),
-            url_contains: args.url_contains.filter(|s| !s.trim().is_empty()),
+            resource_type: non_blank(args.resource_type),
+            url_contains: non_blank(args.url_contains),
             offset: args.offset.unwrap_or(0),
             limit: args.limit,
             include_previous_pages: args.include_previous_pages.unwrap_or(false),
         };
-        let page = tab.network_requests(&query);
-        structured(page.to_text(), &page)
+        on_tab!(self, &args.connection, |tab| Ok(
+            tab.network_requests(&query)
+        ))
     }
 
     /// One request: headers, request body, response body (bounded by maxBodyBytes, or saved to
@@ -977,7 +973,6 @@ impl DevlensServer {
         &self,
         Parameters(args): Parameters<NetworkRequestArgs>,
     ) -> CallToolResult {
-        let tab = tab_or_fail!(self, &args.connection);
         let id = match args.id {
             RequestId::Number(n) => n.to_string(),
             RequestId::Text(s) => s,
@@ -985,13 +980,12 @@ impl DevlensServer {
         let defaults = BodyOptions::default();
         let options = BodyOptions {
             max_body_bytes: args.max_body_bytes.unwrap_or(defaults.max_body_bytes),
-            save_response_body_to: args
-                .save_response_body_to
-                .filter(|p| !p.trim().is_empty())
-                .map(PathBuf::from),
+            save_response_body_to: non_blank(args.save_response_body_to).map(PathBuf::from),
             headers: args.headers.unwrap_or(defaults.headers),
         };
-        respond(tab.network_request(&id, &options).await)
+        on_tab!(self, &args.connection, |tab| tab
+            .network_request(&id, &options)
+            .await)
     }
 
     /// Capture the viewport, the full page or one element as PNG (default) or JPEG. Returns the
@@ -1002,29 +996,29 @@ impl DevlensServer {
         output_schema = schema_for_output::<Screenshot>()
     )]
     async fn screenshot(&self, Parameters(args): Parameters<ScreenshotArgs>) -> CallToolResult {
-        let element = optional_target(args.element);
-        let scope = match (element, args.full_page.unwrap_or(false)) {
+        let scope = match (
+            optional_target(args.element),
+            args.full_page.unwrap_or(false),
+        ) {
             (Some(_), true) => return failure("give element or fullPage, not both"),
             (Some(target), false) => ScreenshotScope::Element(target),
             (None, true) => ScreenshotScope::FullPage,
             (None, false) => ScreenshotScope::Viewport,
         };
-        let tab = tab_or_fail!(self, &args.connection);
-        let path = args
-            .path
-            .filter(|p| !p.trim().is_empty())
-            .map(PathBuf::from);
-        let saving = path.is_some();
         let request = ScreenshotRequest {
             scope,
             format: args.format.unwrap_or_default(),
             quality: args.quality,
-            path,
+            path: non_blank(args.path).map(PathBuf::from),
+        };
+        let tab = match self.active_tab(&args.connection).await {
+            Ok(tab) => tab,
+            Err(reply) => return reply,
         };
         match tab.screenshot(&request).await {
             Ok(shot) => {
                 let mut result = structured(shot.to_text(), &shot);
-                if !saving {
+                if request.path.is_none() {
                     result.content.push(image_block(&shot));
                 }
                 result
@@ -1042,34 +1036,48 @@ impl DevlensServer {
         output_schema = schema_for_output::<Evaluation>()
     )]
     async fn evaluate(&self, Parameters(args): Parameters<EvaluateArgs>) -> CallToolResult {
-        let tab = tab_or_fail!(self, &args.connection);
         let options = EvaluateOptions {
             timeout_ms: args.timeout_ms,
             max_value_bytes: args.max_value_bytes,
         };
-        let result = respond(tab.evaluate(&args.expression, &options).await);
-        if args.screenshot == Some(true) {
-            self.with_screenshot(&tab, result).await
-        } else {
-            result
-        }
+        on_tab!(
+            self,
+            &args.connection,
+            |tab| tab.evaluate(&args.expression, &options).await,
+            screenshot: args.screenshot
+        )
     }
 
     /// Add a stylesheet to the page and say how many elements its rules match. screenshot: true
-    /// attaches a screenshot taken afterwards.
+    /// attaches a screenshot taken afterwards. remove_css takes it away again.
     #[tool(
         name = "inject_css",
         annotations(title = "Inject CSS", read_only_hint = false, destructive_hint = false, idempotent_hint = false, open_world_hint = false),
         output_schema = schema_for_output::<CssInjection>()
     )]
     async fn inject_css(&self, Parameters(args): Parameters<InjectCssArgs>) -> CallToolResult {
-        let tab = tab_or_fail!(self, &args.connection);
-        let result = respond(tab.inject_css(&args.css).await);
-        if args.screenshot == Some(true) {
-            self.with_screenshot(&tab, result).await
-        } else {
-            result
-        }
+        on_tab!(
+            self,
+            &args.connection,
+            |tab| tab.inject_css(&args.css).await,
+            screenshot: args.screenshot
+        )
+    }
+
+    /// Remove a stylesheet inject_css added (by the id it answered with). screenshot: true
+    /// attaches a screenshot taken afterwards.
+    #[tool(
+        name = "remove_css",
+        annotations(title = "Remove injected CSS", read_only_hint = false, destructive_hint = false, idempotent_hint = true, open_world_hint = false),
+        output_schema = schema_for_output::<CssRemoval>()
+    )]
+    async fn remove_css(&self, Parameters(args): Parameters<RemoveCssArgs>) -> CallToolResult {
+        on_tab!(
+            self,
+            &args.connection,
+            |tab| tab.remove_css(&args.id).await,
+            screenshot: args.screenshot
+        )
     }
 
     /// Emulate a device: viewport, prefers-color-scheme, CPU slowdown, network throttling.
@@ -1094,7 +1102,6 @@ impl DevlensServer {
                 }
             },
         };
-        let tab = tab_or_fail!(self, &args.connection);
         let request = EmulationRequest {
             viewport: args.viewport,
             color_scheme: args.color_scheme,
@@ -1102,13 +1109,16 @@ impl DevlensServer {
             network,
             reset: args.reset.unwrap_or(false),
         };
-        respond(tab.emulate(&request).await)
+        on_tab!(self, &args.connection, |tab| tab.emulate(&request).await)
     }
 }
 
 /// An optional `element` argument: blank means none.
 fn optional_target(element: Option<String>) -> Option<ElementTarget> {
-    element
-        .filter(|e| !e.trim().is_empty())
-        .map(|e| ElementTarget::parse(&e))
+    non_blank(element).map(|e| ElementTarget::parse(&e))
+}
+
+/// An optional text argument: blank means none.
+fn non_blank(s: Option<String>) -> Option<String> {
+    s.filter(|s| !s.trim().is_empty())
 }
