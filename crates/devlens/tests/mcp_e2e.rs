@@ -554,7 +554,9 @@ async fn tool_families_pick_what_a_session_offers_and_say_how_to_get_the_rest() 
     let tools = client.list_all_tools().await.expect("tools/list");
     check_tool_list(&tools);
     assert!(
-        tools.iter().all(|t| !["chrome", "navigate", "snapshot"].contains(&&*t.name)),
+        tools
+            .iter()
+            .all(|t| !["chrome", "navigate", "snapshot"].contains(&&*t.name)),
         "browser tools are left out"
     );
     let instructions = client
