@@ -16,7 +16,7 @@ use rmcp::{
     schemars::{self, JsonSchema},
     tool, tool_router,
 };
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 
 use devlens_browser::{
     ActionOutcome, BodyOptions, ClickOptions, ColorScheme, ConnectOptions, ConnectionInfo,
@@ -31,23 +31,8 @@ use devlens_browser::{
 
 use crate::{
     DevlensServer,
-    reply::{failure, structured},
+    reply::{Textual, failure, respond, structured, textual},
 };
-
-/// Results that read as compact text.
-trait Textual: Serialize {
-    fn text(&self) -> String;
-}
-
-macro_rules! textual {
-    ($($t:ty),* $(,)?) => {$(
-        impl Textual for $t {
-            fn text(&self) -> String {
-                self.to_text()
-            }
-        }
-    )*};
-}
 
 textual!(
     ConnectionInfo,
@@ -77,13 +62,6 @@ impl Textual for TabInfo {
 }
 
 /// The reply to a domain call: text plus `structuredContent`, or an actionable `isError`.
-fn respond<T: Textual>(result: devlens_browser::Result<T>) -> CallToolResult {
-    match result {
-        Ok(value) => structured(value.text(), &value),
-        Err(e) => failure(e),
-    }
-}
-
 /// An MCP image block of a screenshot.
 fn image_block(shot: &Screenshot) -> ContentBlock {
     let data = base64::engine::general_purpose::STANDARD.encode(&shot.data);

@@ -14,7 +14,7 @@ use rmcp::{
     schemars::{self, JsonSchema},
     tool, tool_router,
 };
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 
 use devlens_browser::{
     BreakpointList, BreakpointRequest, BreakpointSet, CallStack, DebuggerStatus, ExceptionPause,
@@ -23,22 +23,8 @@ use devlens_browser::{
 
 use crate::{
     DevlensServer,
-    reply::{failure, structured},
+    reply::{failure, respond, structured, textual},
 };
-
-trait Textual: Serialize {
-    fn text(&self) -> String;
-}
-
-macro_rules! textual {
-    ($($t:ty),* $(,)?) => {$(
-        impl Textual for $t {
-            fn text(&self) -> String {
-                self.to_text()
-            }
-        }
-    )*};
-}
 
 textual!(
     BreakpointList,
@@ -49,13 +35,6 @@ textual!(
     FrameEvaluation,
     PauseContext,
 );
-
-fn respond<T: Textual>(result: devlens_browser::Result<T>) -> CallToolResult {
-    match result {
-        Ok(value) => structured(value.text(), &value),
-        Err(e) => failure(e),
-    }
-}
 
 fn connection(id: &Option<String>) -> Option<&str> {
     id.as_deref().map(str::trim).filter(|s| !s.is_empty())

@@ -14,3 +14,28 @@ pub fn structured<T: Serialize>(text: String, value: &T) -> CallToolResult {
 pub fn failure(message: impl std::fmt::Display) -> CallToolResult {
     CallToolResult::error(vec![ContentBlock::text(message.to_string())])
 }
+
+/// Results that read as compact text.
+pub trait Textual: Serialize {
+    fn text(&self) -> String;
+}
+
+/// `Textual` for result types whose compact text is their `to_text()`.
+macro_rules! textual {
+    ($($t:ty),* $(,)?) => {$(
+        impl $crate::reply::Textual for $t {
+            fn text(&self) -> String {
+                self.to_text()
+            }
+        }
+    )*};
+}
+pub(crate) use textual;
+
+/// A browser result as a tool reply: its text and structured form, or its error's message.
+pub fn respond<T: Textual>(result: devlens_browser::Result<T>) -> CallToolResult {
+    match result {
+        Ok(value) => structured(value.text(), &value),
+        Err(e) => failure(e),
+    }
+}
