@@ -729,6 +729,11 @@ impl Tab {
         d.paused.clone().ok_or_else(|| state_error(NOT_PAUSED))
     }
 
+    /// Whether the debugger is on for this tab (enabled by a debugger call, not yet off).
+    pub fn debugger_enabled(&self) -> bool {
+        self.state().debugger_mut().enabled
+    }
+
     /// Whether the page is paused in the debugger.
     pub fn is_paused(&self) -> bool {
         self.state().debugger_mut().paused.is_some()
