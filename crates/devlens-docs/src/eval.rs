@@ -1,0 +1,132 @@
+//! Scoring retrieval on a golden set: `question<TAB>substring[|substring…]` per line.
+
+use serde::Serialize;
+
+/// One golden question: a hit when a result's heading path contains one of `expected`
+/// (case-insensitive).
+#[derive(Debug, Clone, PartialEq)]
+pub struct GoldenQuestion {
+    pub query: String,
+    pub expected: Vec<String>,
+}
+
+impl GoldenQuestion {
+    /// The 1-based rank of the first result whose section matches.
+    pub fn rank_in<'a>(&self, sections: impl IntoIterator<Item = &'a str>) -> Option<usize> {
+        let wanted: Vec<String> = self.expected.iter().map(|e| e.to_lowercase()).collect();
+        sections
+            .into_iter()
+            .position(|s| {
+                let s = s.to_lowercase();
+                wanted.iter().any(|w| s.contains(w.as_str()))
+            })
+            .map(|p| p + 1)
+    }
+}
+
+/// Parses a golden file; blank lines and `#` comments are skipped.
+pub fn parse_golden(text: &str) -> Result<Vec<GoldenQuestion>, String> {
+    let mut out = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let line = line.trim_end_matches('\r');
+        if line.trim().is_empty() || line.trim_start().starts_with('#') {
+            continue;
+        }
+        let Some((query, expected)) = line.split_once('\t') else {
+            return Err(format!(
+                "line {}: expected `question<TAB>substring[|substring…]`, found no TAB",
+                i + 1
+            ));
+        };
+        let expected: Vec<String> = expected
+            .split('|')
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(str::to_string)
+            .collect();
+        if query.trim().is_empty() || expected.is_empty() {
+            return Err(format!(
+                "line {}: a question and at least one substring are needed",
+                i + 1
+            ));
+        }
+        out.push(GoldenQuestion {
+            query: query.trim().to_string(),
+            expected,
+        });
+    }
+    if out.is_empty() {
+        return Err("no questions found".into());
+    }
+    Ok(out)
+}
+
+/// `devlens docs eval`'s report.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct EvalReport {
+    pub n: usize,
+    /// Share of questions with a matching section among the first k results.
+    pub hit_at_k: f64,
+    /// Mean reciprocal rank of the first matching section (0 for a miss).
+    pub mrr: f64,
+    pub p50_ms: f64,
+    pub p95_ms: f64,
+    #[serde(skip)]
+    pub k: usize,
+    /// Questions without a hit, and the sections returned instead.
+    #[serde(skip)]
+    pub misses: Vec<(String, Vec<String>)>,
+    #[serde(skip)]
+    pub notice: Option<String>,
+}
+
+impl EvalReport {
+    pub fn to_text(&self) -> String {
+        let mut out = format!(
+            "{} questions: hit@{} {:.3}, MRR {:.3}, latency p50 {:.1} ms, p95 {:.1} ms",
+            self.n, self.k, self.hit_at_k, self.mrr, self.p50_ms, self.p95_ms
+        );
+        for (query, sections) in &self.misses {
+            out.push_str(&format!("\nmiss: {query}"));
+            for s in sections.iter().take(3) {
+                out.push_str(&format!("\n    got: {s}"));
+            }
+        }
+        if let Some(notice) = &self.notice {
+            out.push_str(&format!("\nnote: {notice}"));
+        }
+        out
+    }
+}
+
+/// The `q`-quantile (0–1) of `values` by nearest rank; 0 for none.
+pub fn percentile(values: &[f64], q: f64) -> f64 {
+    if values.is_empty() {
+        return 0.0;
+    }
+    let mut sorted = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let rank = ((q * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len());
+    sorted[rank - 1]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn golden_lines_and_ranks() {
+        let golden = parse_golden("# c\n\nhow to read a file\treadFile | readfilesync\n").unwrap();
+        assert_eq!(golden[0].expected, vec!["readFile", "readfilesync"]);
+        assert_eq!(
+            golden[0].rank_in(["A > B", "File system > fsPromises.READFILE(path)"]),
+            Some(2)
+        );
+        assert_eq!(golden[0].rank_in(["A"]), None);
+        assert!(parse_golden("no tab here").unwrap_err().contains("line 1"));
+        assert!(parse_golden("q\t |").is_err());
+        assert!(parse_golden("# only comments").is_err());
+        assert_eq!(percentile(&[1.0, 2.0, 3.0, 4.0], 0.5), 2.0);
+        assert_eq!(percentile(&[1.0, 2.0, 3.0, 4.0], 0.95), 4.0);
+    }
+}

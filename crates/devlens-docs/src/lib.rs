@@ -1,0 +1,651 @@
+//! Library documentation for devlens: a local, offline Context7.
+//!
+//! Ingest a library's docs (Markdown, MDX, reStructuredText, HTML, plain text) from a folder or
+//! a URL; find a library's id from what people call it ([`Docs::resolve`]); answer a question
+//! with the best sections and code examples assembled within an exact cl100k token budget
+//! ([`Docs::query`], seed 003's `query_docs`).
+//!
+//! - Parsing turns every format into the same [`blocks::Block`]s; [`chunk`] cuts them into chunks
+//!   that keep their heading path (`h1 > h2 > h3`), with code blocks whole.
+//! - The [`registry`] is one SQLite file under the data dir: a version is replaced in one
+//!   transaction, embeddings included, so queries never re-embed the docs.
+//! - [`search`] ranks a version with BM25 and, when the chunks were embedded, cosine similarity,
+//!   fused by reciprocal rank; without an embedding model ingestion and queries fall back to
+//!   keyword ranking and say so.
+//! - [`query::assemble`] fills the context best-first and never exceeds the limit.
+
+pub mod blocks;
+pub mod chunk;
+mod error;
+pub mod eval;
+mod html;
+pub mod ingest;
+mod markdown;
+pub mod query;
+pub mod registry;
+pub mod resolve;
+mod rst;
+pub mod search;
+pub mod tokens;
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use serde::Serialize;
+
+use devlens_core::{Config, DataDir, EmbeddingSettings};
+use devlens_embed::{Embedder, embedder_from_settings};
+
+pub use chunk::ChunkKind;
+pub use error::DocsError;
+pub use eval::{EvalReport, GoldenQuestion, parse_golden};
+pub use query::{QueryDocsInput, QueryDocsOutput, QueryRequest};
+pub use registry::{LibraryInfo, Registry};
+pub use resolve::LibraryMatch;
+
+use crate::ingest::Pages;
+use crate::query::{Candidate, LibrarySummary};
+use crate::registry::NewVersion;
+use crate::search::VersionIndex;
+
+/// The version label used when none is given at ingestion.
+pub const DEFAULT_VERSION: &str = "latest";
+
+/// Where the docs of a library come from.
+#[derive(Debug, Clone)]
+pub enum DocsSource {
+    /// A folder (read recursively) or one file.
+    Path(PathBuf),
+    /// One page fetched over HTTP(S).
+    Url(String),
+}
+
+/// `devlens docs add`.
+#[derive(Debug, Clone)]
+pub struct IngestRequest {
+    pub id: String,
+    pub source: DocsSource,
+    pub version: Option<String>,
+    pub name: Option<String>,
+    pub description: Option<String>,
+}
+
+/// What ingestion is doing, for progress bars.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IngestStage {
+    Reading,
+    Embedding,
+}
+
+/// What an ingest stored.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct IngestReport {
+    pub id: String,
+    pub name: String,
+    pub version: String,
+    pub pages: usize,
+    pub chunks: usize,
+    pub duplicates: usize,
+    /// Files passed over (not a docs format, too large, not UTF-8).
+    pub skipped: usize,
+    /// Whether the chunks were embedded (semantic ranking available).
+    pub embedded: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    pub seconds: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub notice: Option<String>,
+}
+
+impl IngestReport {
+    pub fn to_text(&self) -> String {
+        let mut out = format!(
+            "{} {}: {} pages, {} chunks ({} duplicates dropped, {} files skipped) in {:.1} s, {}",
+            self.id,
+            self.version,
+            self.pages,
+            self.chunks,
+            self.duplicates,
+            self.skipped,
+            self.seconds,
+            match &self.model {
+                Some(m) => format!("embedded with {m}"),
+                None => "keyword search only".into(),
+            }
+        );
+        if let Some(notice) = &self.notice {
+            out.push_str(&format!("\nnote: {notice}"));
+        }
+        out
+    }
+}
+
+/// Checks a library id: a slug (`react`) or a Context7-style path (`/facebook/react`).
+pub fn validate_id(id: &str) -> Result<String, DocsError> {
+    let trimmed = id.trim();
+    let body = trimmed.strip_prefix('/').unwrap_or(trimmed);
+    let ok = !body.is_empty()
+        && body.len() <= 200
+        && body.split('/').all(|segment| {
+            !segment.is_empty()
+                && !segment.starts_with('.')
+                && segment.chars().all(|c| {
+                    c.is_ascii_lowercase() || c.is_ascii_digit() || matches!(c, '.' | '_' | '-')
+                })
+        });
+    if ok {
+        Ok(trimmed.to_string())
+    } else {
+        Err(DocsError::InvalidId { id: id.to_string() })
+    }
+}
+
+/// The embedder, loaded on first use; a failure is remembered as the reason for keyword-only
+/// answers rather than retried on every query.
+type EmbedderSlot = tokio::sync::Mutex<Option<Result<Arc<dyn Embedder>, String>>>;
+
+/// The library docs: registry, loaded search indexes and the embedder.
+pub struct Docs {
+    registry: Arc<Registry>,
+    settings: EmbeddingSettings,
+    data_dir: DataDir,
+    embedder: EmbedderSlot,
+    indexes: Mutex<HashMap<(String, String), Arc<VersionIndex>>>,
+}
+
+impl std::fmt::Debug for Docs {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Docs")
+            .field("registry", &self.registry.path())
+            .finish()
+    }
+}
+
+/// Where the registry lives under a data dir.
+pub fn registry_path(data_dir: &DataDir) -> PathBuf {
+    data_dir.subdir("docs").join("docs.sqlite")
+}
+
+impl Docs {
+    /// The docs of the configured data dir, with the configured embedder (loaded on first use).
+    pub fn open(config: &Config) -> Result<Self, DocsError> {
+        let registry = Registry::open(&registry_path(&config.data_dir))?;
+        Ok(Self {
+            registry: Arc::new(registry),
+            settings: config.file.embedding.clone(),
+            data_dir: config.data_dir.clone(),
+            embedder: tokio::sync::Mutex::new(None),
+            indexes: Mutex::new(HashMap::new()),
+        })
+    }
+
+    /// Docs over `registry_file` with a given embedder (`None`: keyword search only).
+    pub fn with_embedder(
+        registry_file: &Path,
+        embedder: Option<Arc<dyn Embedder>>,
+    ) -> Result<Self, DocsError> {
+        let registry = Registry::open(registry_file)?;
+        let data_dir = DataDir::at(registry_file.parent().unwrap_or(Path::new(".")));
+        Ok(Self {
+            registry: Arc::new(registry),
+            settings: EmbeddingSettings::default(),
+            data_dir,
+            embedder: tokio::sync::Mutex::new(Some(
+                embedder.ok_or_else(|| "no embedding model was given".to_string()),
+            )),
+            indexes: Mutex::new(HashMap::new()),
+        })
+    }
+
+    pub fn registry(&self) -> &Registry {
+        &self.registry
+    }
+
+    /// The embedder, or why there is none.
+    pub async fn embedder(&self) -> Result<Arc<dyn Embedder>, String> {
+        let mut slot = self.embedder.lock().await;
+        if let Some(result) = slot.as_ref() {
+            return result.clone();
+        }
+        let settings = self.settings.clone();
+        let data_dir = self.data_dir.clone();
+        // Loading the local model reads ~90 MB: off the async threads.
+        let result =
+            tokio::task::spawn_blocking(move || embedder_from_settings(&settings, &data_dir))
+                .await
+                .map_err(|e| format!("model loading was cancelled: {e}"))
+                .and_then(|r| r.map_err(|e| e.to_string()));
+        *slot = Some(result.clone());
+        result
+    }
+
+    /// Every library, by id.
+    pub fn list(&self) -> Result<Vec<LibraryInfo>, DocsError> {
+        self.registry.libraries()
+    }
+
+    /// The libraries `name` may mean, best first.
+    pub fn resolve(&self, name: &str, query: Option<&str>) -> Result<Vec<LibraryMatch>, DocsError> {
+        if name.trim().is_empty() {
+            return Err(DocsError::InvalidInput(
+                "libraryName is required: the library or package name, e.g. `react` or \
+                 `@vue/runtime-core`"
+                    .into(),
+            ));
+        }
+        Ok(resolve::resolve(&self.registry.libraries()?, name, query))
+    }
+
+    /// Reads, chunks, embeds and stores a library version, replacing what was stored under the
+    /// same id and version only once everything is ready.
+    pub async fn ingest(
+        &self,
+        request: &IngestRequest,
+        progress: &(dyn Fn(IngestStage, usize, usize) + Sync),
+    ) -> Result<IngestReport, DocsError> {
+        let started = Instant::now();
+        let id = validate_id(&request.id)?;
+        let version = request
+            .version
+            .as_deref()
+            .map(str::trim)
+            .filter(|v| !v.is_empty())
+            .unwrap_or(DEFAULT_VERSION)
+            .to_string();
+        if version.len() > 100 || version.chars().any(char::is_control) {
+            return Err(DocsError::InvalidInput(format!(
+                "invalid version `{version}`: use a short label such as `18.20` or `latest`"
+            )));
+        }
+        let (pages, source_label) = match &request.source {
+            DocsSource::Path(path) => {
+                let root = path.clone();
+                let reading = |done, total| progress(IngestStage::Reading, done, total);
+                // Parsing and token counting are CPU work; a blocking section keeps it simple
+                // (the CLI awaits it, a server calls ingest rarely).
+                let pages = tokio::task::block_in_place(|| ingest::read_folder(&root, &reading))?;
+                let label = std::fs::canonicalize(path)
+                    .unwrap_or_else(|_| path.clone())
+                    .display()
+                    .to_string();
+                (pages, label)
+            }
+            DocsSource::Url(url) => (fetch_page(url).await?, url.clone()),
+        };
+        let name = request
+            .name
+            .clone()
+            .filter(|n| !n.trim().is_empty())
+            .or_else(|| self.registry.library(&id).ok().flatten().map(|l| l.name))
+            .unwrap_or_else(|| id.rsplit('/').next().unwrap_or(&id).to_string());
+
+        let (embeddings, model, notice) = match self.embedder().await {
+            Ok(embedder) => {
+                let texts: Vec<String> = pages.chunks.iter().map(embedding_text).collect();
+                let embedding = |done, total| progress(IngestStage::Embedding, done, total);
+                match embedder.embed_documents(&texts, &embedding).await {
+                    Ok(vectors) if vectors.len() == texts.len() => {
+                        (Some(vectors), Some(embedder.model().to_string()), None)
+                    }
+                    Ok(vectors) => {
+                        return Err(DocsError::InvalidInput(format!(
+                            "the embedder returned {} vectors for {} chunks; nothing was stored",
+                            vectors.len(),
+                            texts.len()
+                        )));
+                    }
+                    Err(e) => return Err(e.into()),
+                }
+            }
+            Err(why) => (
+                None,
+                None,
+                Some(format!(
+                    "stored for keyword search only: {why}. Ingest again once the model is \
+                     installed for semantic ranking"
+                )),
+            ),
+        };
+        let registry = Arc::clone(&self.registry);
+        let new = NewVersion {
+            library_id: &id,
+            name: &name,
+            description: request.description.as_deref(),
+            version: &version,
+            source: &source_label,
+            pages: pages.pages,
+            chunks: &pages.chunks,
+            embeddings: match (&model, &embeddings) {
+                (Some(m), Some(v)) => Some((m.as_str(), v.as_slice())),
+                _ => None,
+            },
+        };
+        tokio::task::block_in_place(|| registry.replace_version(&new))?;
+        Ok(IngestReport {
+            id,
+            name,
+            version,
+            pages: pages.pages,
+            chunks: pages.chunks.len(),
+            duplicates: pages.duplicates,
+            skipped: pages.skipped.len(),
+            embedded: model.is_some(),
+            model,
+            seconds: started.elapsed().as_secs_f64(),
+            notice,
+        })
+    }
+
+    /// The library and version a request is about, or an error naming what exists.
+    fn locate(&self, id: &str, version: Option<&str>) -> Result<(LibraryInfo, String), DocsError> {
+        let libraries = self.registry.libraries()?;
+        let Some(library) = libraries.iter().find(|l| l.id == id).cloned() else {
+            let mut closest: Vec<String> = resolve::resolve(&libraries, id, None)
+                .into_iter()
+                .map(|m| m.id)
+                .take(5)
+                .collect();
+            if closest.is_empty() {
+                closest =
+                    devlens_core::suggest::closest(id, libraries.iter().map(|l| l.id.as_str()), 5);
+            }
+            return Err(DocsError::UnknownLibrary {
+                id: id.to_string(),
+                closest,
+            });
+        };
+        let version = match version {
+            Some(v) if library.versions.iter().any(|x| x == v) => v.to_string(),
+            Some(v) => {
+                return Err(DocsError::UnknownVersion {
+                    id: id.to_string(),
+                    version: v.to_string(),
+                    available: library.versions.clone(),
+                });
+            }
+            None => library
+                .versions
+                .first()
+                .cloned()
+                .ok_or_else(|| DocsError::UnknownLibrary {
+                    id: id.to_string(),
+                    closest: Vec::new(),
+                })?,
+        };
+        Ok((library, version))
+    }
+
+    /// The search index of a version, built from the registry on first use and again whenever
+    /// the version was re-ingested (by any process).
+    fn index(&self, id: &str, version: &str) -> Result<Arc<VersionIndex>, DocsError> {
+        let key = (id.to_string(), version.to_string());
+        let generation = self.registry.generation(id, version)?;
+        {
+            let indexes = self.indexes.lock().unwrap_or_else(|p| p.into_inner());
+            if let Some(index) = indexes.get(&key)
+                && Some(index.generation) == generation
+            {
+                return Ok(Arc::clone(index));
+            }
+        }
+        let loaded =
+            self.registry
+                .load_version(id, version)?
+                .ok_or_else(|| DocsError::UnknownVersion {
+                    id: id.to_string(),
+                    version: version.to_string(),
+                    available: Vec::new(),
+                })?;
+        let index = Arc::new(VersionIndex::build(loaded)?);
+        self.indexes
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(key, Arc::clone(&index));
+        Ok(index)
+    }
+
+    /// Answers seed 003's `query_docs`.
+    pub async fn query(&self, input: &QueryDocsInput) -> Result<QueryDocsOutput, DocsError> {
+        let request = input.validate()?;
+        self.query_request(&request).await
+    }
+
+    /// [`Self::query`] for an already validated request.
+    pub async fn query_request(
+        &self,
+        request: &QueryRequest,
+    ) -> Result<QueryDocsOutput, DocsError> {
+        let (library, version) = self.locate(&request.library_id, request.version.as_deref())?;
+        let index = tokio::task::block_in_place(|| self.index(&library.id, &version))?;
+
+        let mut notice = None;
+        let query_vector = match index.model() {
+            None => {
+                notice = Some(
+                    "keyword ranking only: these docs were ingested without an embedding model; \
+                     install it (`devlens model install`) and run `devlens docs add` again"
+                        .to_string(),
+                );
+                None
+            }
+            Some(model) => match self.embedder().await {
+                Ok(embedder) if embedder.model() == model => {
+                    match embedder.embed_query(&request.query).await {
+                        Ok(v) => Some(v),
+                        Err(e) => {
+                            notice = Some(format!("keyword ranking only: {e}"));
+                            None
+                        }
+                    }
+                }
+                Ok(embedder) => {
+                    notice = Some(format!(
+                        "keyword ranking only: the docs were embedded with `{model}` but the \
+                         current model is `{}`; run `devlens docs add` again",
+                        embedder.model()
+                    ));
+                    None
+                }
+                Err(why) => {
+                    notice = Some(format!("keyword ranking only: {why}"));
+                    None
+                }
+            },
+        };
+        let ranked = index.rank(
+            &request.query,
+            query_vector.as_deref(),
+            request.include_code,
+            request.max_results,
+        )?;
+        if ranked.is_empty() {
+            return Err(DocsError::NoResults {
+                library: library.id.clone(),
+                suggestions: no_result_suggestions(&index, request),
+            });
+        }
+        let candidates: Vec<Candidate<'_>> = ranked
+            .iter()
+            .filter_map(|r| {
+                index.chunks.get(r.chunk).map(|chunk| Candidate {
+                    chunk,
+                    relevance: r.relevance,
+                })
+            })
+            .collect();
+        let assembled = query::assemble(
+            &library.name,
+            &request.query,
+            &candidates,
+            request.context_limit,
+        );
+        Ok(QueryDocsOutput {
+            library: LibrarySummary {
+                id: library.id,
+                name: library.name,
+                version,
+                description: library.description,
+            },
+            query: request.query.clone(),
+            results: assembled.results,
+            context: assembled.context,
+            total_tokens: assembled.total_tokens,
+            truncated: assembled.truncated,
+            notice,
+        })
+    }
+
+    /// Scores retrieval for `library` on `golden`: hit@k, MRR and latency (every query runs
+    /// uncached).
+    pub async fn eval(
+        &self,
+        library: &str,
+        golden: &[GoldenQuestion],
+        k: usize,
+    ) -> Result<EvalReport, DocsError> {
+        let mut latencies = Vec::with_capacity(golden.len());
+        let mut hits = 0usize;
+        let mut reciprocal = 0.0f64;
+        let mut misses = Vec::new();
+        let mut notice = None;
+        for question in golden {
+            let input = QueryDocsInput {
+                library_id: library.to_string(),
+                query: question.query.clone(),
+                version: None,
+                max_results: Some(k),
+                include_code: Some(true),
+                context_limit: Some(query::MAX_CONTEXT_LIMIT),
+            };
+            let started = Instant::now();
+            let answer = self.query(&input).await;
+            latencies.push(started.elapsed().as_secs_f64() * 1000.0);
+            let sections: Vec<String> = match answer {
+                Ok(out) => {
+                    notice = notice.or(out.notice);
+                    out.results
+                        .into_iter()
+                        .map(|r| r.metadata.section)
+                        .collect()
+                }
+                Err(DocsError::NoResults { .. }) => Vec::new(),
+                Err(e) => return Err(e),
+            };
+            match question.rank_in(sections.iter().map(String::as_str)) {
+                Some(rank) => {
+                    hits += 1;
+                    reciprocal += 1.0 / rank as f64;
+                }
+                None => misses.push((question.query.clone(), sections)),
+            }
+        }
+        let n = golden.len().max(1) as f64;
+        Ok(EvalReport {
+            n: golden.len(),
+            hit_at_k: hits as f64 / n,
+            mrr: reciprocal / n,
+            p50_ms: eval::percentile(&latencies, 0.5),
+            p95_ms: eval::percentile(&latencies, 0.95),
+            k,
+            misses,
+            notice,
+        })
+    }
+}
+
+/// What the embedder sees of a chunk: its heading path and the start of its text. The start is
+/// enough to say what a chunk is about, and short inputs keep ingestion fast (a BERT forward pass
+/// costs more than linearly in length).
+pub fn embedding_text(chunk: &registry::StoredChunk) -> String {
+    const MAX_CHARS: usize = 600;
+    let mut text = format!("{}\n{}", chunk.section, chunk.content);
+    if text.len() > MAX_CHARS {
+        let mut cut = MAX_CHARS;
+        while !text.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        text.truncate(cut);
+    }
+    text
+}
+
+fn no_result_suggestions(index: &VersionIndex, request: &QueryRequest) -> Vec<String> {
+    let mut suggestions =
+        vec!["use other keywords, or describe the task in plain words".to_string()];
+    if !request.include_code {
+        suggestions.push("allow code examples (include_code: true)".into());
+    }
+    let mut topics: Vec<&str> = index
+        .chunks
+        .iter()
+        .map(|c| c.section.split(" > ").next().unwrap_or(&c.section))
+        .collect();
+    topics.dedup();
+    let mut unique: Vec<&str> = Vec::new();
+    for t in topics {
+        if !unique.contains(&t) {
+            unique.push(t);
+        }
+    }
+    if !unique.is_empty() {
+        let shown: Vec<&str> = unique.iter().take(12).copied().collect();
+        suggestions.push(format!("ask about one of its topics: {}", shown.join(", ")));
+    }
+    suggestions
+}
+
+/// Fetches one page for `--url`.
+async fn fetch_page(url: &str) -> Result<Pages, DocsError> {
+    let fetch_err = |reason: String| DocsError::Fetch {
+        url: url.to_string(),
+        reason,
+    };
+    if !(url.starts_with("http://") || url.starts_with("https://")) {
+        return Err(fetch_err("only http(s) URLs can be fetched".into()));
+    }
+    let client = reqwest::Client::builder()
+        .timeout(std::time::Duration::from_secs(60))
+        .build()
+        .map_err(|e| fetch_err(e.to_string()))?;
+    let response = client
+        .get(url)
+        .send()
+        .await
+        .map_err(|e| fetch_err(e.to_string()))?;
+    let status = response.status();
+    if !status.is_success() {
+        return Err(fetch_err(format!("HTTP {status}")));
+    }
+    let content_type = response
+        .headers()
+        .get(reqwest::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string);
+    let bytes = response
+        .bytes()
+        .await
+        .map_err(|e| fetch_err(e.to_string()))?;
+    if bytes.len() as u64 > ingest::MAX_PAGE_BYTES {
+        return Err(fetch_err("the page is larger than 8 MB".into()));
+    }
+    let text = String::from_utf8_lossy(&bytes);
+    let format = ingest::format_of_response(url, content_type.as_deref());
+    let mut pages = Pages::default();
+    let source = url.split('#').next().unwrap_or(url);
+    ingest::add_page(
+        &mut pages,
+        &mut Default::default(),
+        source,
+        source,
+        format,
+        &text,
+    );
+    if pages.chunks.is_empty() {
+        return Err(fetch_err(
+            "the page holds no text devlens could read".into(),
+        ));
+    }
+    Ok(pages)
+}

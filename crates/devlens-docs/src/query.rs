@@ -1,0 +1,399 @@
+//! `query_docs`: seed 003's input and output, and the context assembled within a token budget.
+
+use serde::{Deserialize, Serialize};
+
+use crate::DocsError;
+use crate::chunk::ChunkKind;
+use crate::registry::StoredChunk;
+use crate::tokens;
+
+pub const DEFAULT_MAX_RESULTS: usize = 5;
+pub const MAX_MAX_RESULTS: usize = 20;
+pub const DEFAULT_CONTEXT_LIMIT: usize = 4000;
+pub const MIN_CONTEXT_LIMIT: usize = 1000;
+pub const MAX_CONTEXT_LIMIT: usize = 8000;
+pub const MAX_QUERY_CHARS: usize = 1000;
+
+/// The input of `query_docs` (seed 003).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
+pub struct QueryDocsInput {
+    /// The library's id, as `resolve_library_id` or `devlens docs list` show it, e.g. `react`
+    /// or `/facebook/react`.
+    pub library_id: String,
+    /// The question or search, in natural language (at most 1000 characters).
+    pub query: String,
+    /// A specific version [default: the most recently ingested one].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
+    /// How many results to return, 1–20 [default: 5].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_results: Option<usize>,
+    /// Include code snippets and examples [default: true].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub include_code: Option<bool>,
+    /// The context's budget in cl100k tokens, 1000–8000 [default: 4000].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context_limit: Option<usize>,
+}
+
+/// A validated [`QueryDocsInput`] with its defaults applied.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct QueryRequest {
+    pub library_id: String,
+    pub query: String,
+    pub version: Option<String>,
+    pub max_results: usize,
+    pub include_code: bool,
+    pub context_limit: usize,
+}
+
+impl QueryDocsInput {
+    /// Checks the ranges of seed 003 and applies the defaults.
+    pub fn validate(&self) -> Result<QueryRequest, DocsError> {
+        let bad = |m: String| Err(DocsError::InvalidInput(m));
+        let library_id = self.library_id.trim();
+        if library_id.is_empty() {
+            return bad(
+                "library_id is required: find it with resolve_library_id (or `devlens docs \
+                 resolve NAME`)"
+                    .into(),
+            );
+        }
+        let query = self.query.trim();
+        if query.is_empty() {
+            return bad("query is required: ask a question about the library".into());
+        }
+        if query.chars().count() > MAX_QUERY_CHARS {
+            return bad(format!(
+                "query is too long ({} characters, at most {MAX_QUERY_CHARS}); shorten it to the \
+                 question itself",
+                query.chars().count()
+            ));
+        }
+        let max_results = self.max_results.unwrap_or(DEFAULT_MAX_RESULTS);
+        if !(1..=MAX_MAX_RESULTS).contains(&max_results) {
+            return bad(format!(
+                "max_results must be between 1 and {MAX_MAX_RESULTS}, got {max_results}"
+            ));
+        }
+        let context_limit = self.context_limit.unwrap_or(DEFAULT_CONTEXT_LIMIT);
+        if !(MIN_CONTEXT_LIMIT..=MAX_CONTEXT_LIMIT).contains(&context_limit) {
+            return bad(format!(
+                "context_limit must be between {MIN_CONTEXT_LIMIT} and {MAX_CONTEXT_LIMIT} \
+                 tokens, got {context_limit}"
+            ));
+        }
+        Ok(QueryRequest {
+            library_id: library_id.to_string(),
+            query: query.to_string(),
+            version: self
+                .version
+                .as_deref()
+                .map(str::trim)
+                .filter(|v| !v.is_empty())
+                .map(str::to_string),
+            max_results,
+            include_code: self.include_code.unwrap_or(true),
+            context_limit,
+        })
+    }
+}
+
+/// `library` of the output.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
+pub struct LibrarySummary {
+    pub id: String,
+    pub name: String,
+    pub version: String,
+    pub description: String,
+}
+
+/// Where a result comes from and how it ranked.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
+pub struct ResultMetadata {
+    /// The file (relative to the ingested folder) or page URL.
+    pub source: String,
+    /// A link to the section: the page plus `#anchor`.
+    pub url: String,
+    /// The heading path, `Title > Section > Subsection`.
+    pub section: String,
+    #[serde(rename = "type")]
+    pub kind: ChunkKind,
+    /// Fused rank relevance, 0–1 (1: first for both keyword and semantic ranking).
+    pub relevance_score: f32,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
+pub struct QueryResult {
+    pub content: String,
+    pub metadata: ResultMetadata,
+}
+
+/// The output of `query_docs` (seed 003).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
+pub struct QueryDocsOutput {
+    pub library: LibrarySummary,
+    pub query: String,
+    /// The results in the context, best first.
+    pub results: Vec<QueryResult>,
+    /// The results assembled for a model to read, best first.
+    pub context: String,
+    /// cl100k_base tokens of `context`; never more than `context_limit`.
+    pub total_tokens: usize,
+    /// Whether results that ranked in the top `max_results` were left out or cut to fit.
+    pub truncated: bool,
+    /// Set when the answer is keyword-only (no embedding model) or otherwise degraded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub notice: Option<String>,
+}
+
+impl QueryDocsOutput {
+    /// Compact text: the context, then one line per result, then the budget line.
+    pub fn to_text(&self) -> String {
+        let mut out = self.context.trim_end().to_string();
+        out.push_str(&format!(
+            "\n\n[{} results, {} tokens{}; {} {}]",
+            self.results.len(),
+            self.total_tokens,
+            if self.truncated { ", truncated" } else { "" },
+            self.library.id,
+            self.library.version
+        ));
+        if let Some(notice) = &self.notice {
+            out.push_str(&format!("\nnote: {notice}"));
+        }
+        out
+    }
+}
+
+/// A candidate handed to [`assemble`]: a chunk and its relevance.
+pub struct Candidate<'a> {
+    pub chunk: &'a StoredChunk,
+    pub relevance: f32,
+}
+
+/// The assembled context and the results it holds.
+pub struct Assembled {
+    pub context: String,
+    pub results: Vec<QueryResult>,
+    pub total_tokens: usize,
+    pub truncated: bool,
+}
+
+fn header(library_name: &str, query: &str) -> String {
+    format!("# {library_name} documentation\n\nQuery: {query}\n\n")
+}
+
+fn section_text(chunk: &StoredChunk, content: &str) -> String {
+    format!(
+        "## {}\nSource: {}\n\n{}\n\n---\n\n",
+        chunk.section, chunk.url, content
+    )
+}
+
+/// Assembles `candidates` (best first) into a context of at most `limit` cl100k tokens.
+///
+/// Each candidate goes in whole if it fits; one that does not is skipped for the next (and the
+/// answer marked truncated), except that the best candidate is cut to fit rather than leave the
+/// context empty. Token counts of pieces do not always add up to the count of their
+/// concatenation (BPE merges across the seam), so the final text is counted again and trailing
+/// sections dropped until it fits: the limit holds by construction.
+pub fn assemble(
+    library_name: &str,
+    query: &str,
+    candidates: &[Candidate<'_>],
+    limit: usize,
+) -> Assembled {
+    let head = header(library_name, query);
+    let head = if tokens::count(&head) > limit / 2 {
+        // Only a pathological query gets here (limits start at 1000 tokens).
+        header(library_name, &tokens::truncate(query, limit / 4))
+    } else {
+        head
+    };
+    // (text of the section, result)
+    let mut parts: Vec<(String, QueryResult)> = Vec::new();
+    let mut used = tokens::count(&head);
+    let mut truncated = false;
+    // Slack for the seams between sections.
+    const SEAM: usize = 2;
+
+    for candidate in candidates {
+        let chunk = candidate.chunk;
+        let text = section_text(chunk, &chunk.content);
+        let n = tokens::count(&text);
+        let (text, content, n) = if used + n + SEAM <= limit {
+            (text, chunk.content.clone(), n)
+        } else if parts.is_empty() {
+            // Cut the best result rather than answer with nothing.
+            let overhead = tokens::count(&section_text(chunk, "")) + 8;
+            let room = limit.saturating_sub(used + overhead + SEAM);
+            let cut = format!("{}\n…", tokens::truncate(&chunk.content, room));
+            let text = section_text(chunk, &cut);
+            let n = tokens::count(&text);
+            truncated = true;
+            if used + n + SEAM > limit {
+                continue;
+            }
+            (text, cut, n)
+        } else {
+            truncated = true;
+            continue;
+        };
+        used += n + SEAM;
+        parts.push((
+            text,
+            QueryResult {
+                content,
+                metadata: ResultMetadata {
+                    source: chunk.source.clone(),
+                    url: chunk.url.clone(),
+                    section: chunk.section.clone(),
+                    kind: chunk.kind,
+                    relevance_score: (candidate.relevance * 1000.0).round() / 1000.0,
+                },
+            },
+        ));
+    }
+
+    loop {
+        let context: String = std::iter::once(head.as_str())
+            .chain(parts.iter().map(|(t, _)| t.as_str()))
+            .collect();
+        let total = tokens::count(&context);
+        if total <= limit || parts.is_empty() {
+            return Assembled {
+                total_tokens: total,
+                context,
+                results: parts.into_iter().map(|(_, r)| r).collect(),
+                truncated,
+            };
+        }
+        parts.pop();
+        truncated = true;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn chunk(section: &str, content: &str) -> StoredChunk {
+        StoredChunk {
+            section: section.into(),
+            anchor: String::new(),
+            kind: ChunkKind::Text,
+            language: None,
+            source: "a.md".into(),
+            url: "a.md#x".into(),
+            content: content.into(),
+            tokens: tokens::count(content),
+            hash: String::new(),
+        }
+    }
+
+    #[test]
+    fn validation_applies_defaults_and_ranges() {
+        let input = QueryDocsInput {
+            library_id: " react ".into(),
+            query: "hooks".into(),
+            version: Some(" ".into()),
+            max_results: None,
+            include_code: None,
+            context_limit: None,
+        };
+        let req = input.validate().unwrap();
+        assert_eq!(req.library_id, "react");
+        assert_eq!(req.version, None);
+        assert_eq!(
+            (req.max_results, req.include_code, req.context_limit),
+            (5, true, 4000)
+        );
+        for (max, limit) in [
+            (Some(0), None),
+            (Some(21), None),
+            (None, Some(999)),
+            (None, Some(8001)),
+        ] {
+            let bad = QueryDocsInput {
+                max_results: max,
+                context_limit: limit,
+                ..input.clone()
+            };
+            let err = bad.validate().unwrap_err().to_string();
+            assert!(err.contains("between"), "{err}");
+        }
+        let long = QueryDocsInput {
+            query: "x".repeat(1001),
+            ..input.clone()
+        };
+        assert!(long.validate().is_err());
+        let empty = QueryDocsInput {
+            library_id: "".into(),
+            ..input
+        };
+        assert!(
+            empty
+                .validate()
+                .unwrap_err()
+                .to_string()
+                .contains("resolve_library_id")
+        );
+    }
+
+    #[test]
+    fn best_first_skips_what_does_not_fit_and_never_exceeds() {
+        let big = chunk("Big", &"alpha beta gamma ".repeat(400));
+        let small = chunk("Small", "a short answer");
+        let huge = chunk("Huge", &"delta ".repeat(5000));
+        let candidates = [
+            Candidate {
+                chunk: &small,
+                relevance: 1.0,
+            },
+            Candidate {
+                chunk: &big,
+                relevance: 0.9,
+            },
+            Candidate {
+                chunk: &small,
+                relevance: 0.8,
+            },
+        ];
+        let a = assemble("Lib", "q", &candidates, 1000);
+        assert!(a.total_tokens <= 1000);
+        assert_eq!(a.total_tokens, tokens::count(&a.context));
+        assert!(a.truncated);
+        assert_eq!(a.results.len(), 2);
+        assert_eq!(a.results[0].metadata.section, "Small");
+        // The best result is cut rather than dropped.
+        let a = assemble(
+            "Lib",
+            "q",
+            &[Candidate {
+                chunk: &huge,
+                relevance: 1.0,
+            }],
+            1000,
+        );
+        assert!(
+            a.truncated && a.results.len() == 1 && a.total_tokens <= 1000,
+            "{}",
+            a.total_tokens
+        );
+        let a = assemble(
+            "Lib",
+            "q",
+            &[Candidate {
+                chunk: &small,
+                relevance: 1.0,
+            }],
+            1000,
+        );
+        assert!(!a.truncated);
+        assert!(
+            a.context
+                .contains("## Small\nSource: a.md#x\n\na short answer")
+        );
+    }
+}

@@ -1,0 +1,394 @@
+//! The library registry: one SQLite file (`<data dir>/docs/docs.sqlite`) holding libraries,
+//! their versions and every chunk with its embedding.
+//!
+//! SQLite because the registry must survive concurrent use (a CLI ingest beside a running server)
+//! and never be half-written: re-ingesting a version deletes and inserts its rows in one
+//! transaction, so readers see the old version or the new one, never a mix, and a failure
+//! leaves the old one. The search indexes are derived from these rows when a version is first
+//! queried (BM25 in RAM, vectors read back), so there is no second copy to keep consistent.
+
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use rusqlite::{Connection, OptionalExtension, params};
+use serde::Serialize;
+
+use crate::DocsError;
+use crate::chunk::ChunkKind;
+
+const SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS libraries (
+    id TEXT PRIMARY KEY,
+    name TEXT NOT NULL,
+    description TEXT NOT NULL DEFAULT '',
+    source TEXT NOT NULL DEFAULT '',
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS versions (
+    library_id TEXT NOT NULL REFERENCES libraries(id) ON DELETE CASCADE,
+    version TEXT NOT NULL,
+    source TEXT NOT NULL,
+    pages INTEGER NOT NULL,
+    chunk_count INTEGER NOT NULL,
+    model TEXT,
+    dims INTEGER NOT NULL DEFAULT 0,
+    generation INTEGER NOT NULL,
+    ingested_at TEXT NOT NULL,
+    PRIMARY KEY (library_id, version)
+);
+CREATE TABLE IF NOT EXISTS chunks (
+    library_id TEXT NOT NULL,
+    version TEXT NOT NULL,
+    position INTEGER NOT NULL,
+    section TEXT NOT NULL,
+    anchor TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    language TEXT,
+    source TEXT NOT NULL,
+    url TEXT NOT NULL,
+    content TEXT NOT NULL,
+    tokens INTEGER NOT NULL,
+    hash TEXT NOT NULL,
+    embedding BLOB,
+    PRIMARY KEY (library_id, version, position),
+    FOREIGN KEY (library_id, version) REFERENCES versions(library_id, version) ON DELETE CASCADE
+);
+";
+
+/// A library as listed and resolved.
+#[derive(Debug, Clone, Serialize, PartialEq, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct LibraryInfo {
+    pub id: String,
+    pub name: String,
+    pub description: String,
+    pub source: String,
+    /// Newest first.
+    pub versions: Vec<String>,
+    /// Chunks (text, code and examples) of the newest version.
+    pub snippets: usize,
+    pub updated_at: String,
+}
+
+/// A chunk as stored and returned.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StoredChunk {
+    pub section: String,
+    pub anchor: String,
+    pub kind: ChunkKind,
+    pub language: Option<String>,
+    /// The file it came from, relative to the ingested folder (or the URL).
+    pub source: String,
+    pub url: String,
+    pub content: String,
+    pub tokens: usize,
+    pub hash: String,
+}
+
+/// What to store for one version.
+#[derive(Debug)]
+pub struct NewVersion<'a> {
+    pub library_id: &'a str,
+    pub name: &'a str,
+    pub description: Option<&'a str>,
+    pub version: &'a str,
+    pub source: &'a str,
+    pub pages: usize,
+    pub chunks: &'a [StoredChunk],
+    /// One vector per chunk, and the model that made them; `None` when no model was available.
+    pub embeddings: Option<(&'a str, &'a [Vec<f32>])>,
+}
+
+/// A version read back for searching.
+#[derive(Debug)]
+pub struct LoadedVersion {
+    pub generation: i64,
+    pub chunks: Vec<StoredChunk>,
+    /// Row-major vectors (one per chunk) and their model, when the version has embeddings.
+    pub vectors: Option<(String, usize, Vec<f32>)>,
+}
+
+/// The registry file and one connection to it.
+#[derive(Debug)]
+pub struct Registry {
+    path: PathBuf,
+    conn: Mutex<Connection>,
+}
+
+impl Registry {
+    /// Opens (creating when needed) the registry at `path`.
+    pub fn open(path: &Path) -> Result<Self, DocsError> {
+        let err = |e: &dyn std::fmt::Display| DocsError::Store {
+            path: path.to_path_buf(),
+            message: e.to_string(),
+        };
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).map_err(|e| err(&e))?;
+        }
+        let conn = Connection::open(path).map_err(|e| err(&e))?;
+        conn.busy_timeout(std::time::Duration::from_secs(10))
+            .map_err(|e| err(&e))?;
+        // WAL: a long ingest does not block readers (a server answering queries meanwhile).
+        conn.pragma_update(None, "journal_mode", "WAL")
+            .map_err(|e| err(&e))?;
+        conn.pragma_update(None, "foreign_keys", "ON")
+            .map_err(|e| err(&e))?;
+        conn.execute_batch(SCHEMA).map_err(|e| err(&e))?;
+        Ok(Self {
+            path: path.to_path_buf(),
+            conn: Mutex::new(conn),
+        })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn store_err(&self, e: impl std::fmt::Display) -> DocsError {
+        DocsError::Store {
+            path: self.path.clone(),
+            message: e.to_string(),
+        }
+    }
+
+    fn conn(&self) -> std::sync::MutexGuard<'_, Connection> {
+        self.conn.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Every library, by id.
+    pub fn libraries(&self) -> Result<Vec<LibraryInfo>, DocsError> {
+        let conn = self.conn();
+        let mut stmt = conn
+            .prepare("SELECT id, name, description, source, updated_at FROM libraries ORDER BY id")
+            .map_err(|e| self.store_err(e))?;
+        let rows = stmt
+            .query_map([], |r| {
+                Ok(LibraryInfo {
+                    id: r.get(0)?,
+                    name: r.get(1)?,
+                    description: r.get(2)?,
+                    source: r.get(3)?,
+                    versions: Vec::new(),
+                    snippets: 0,
+                    updated_at: r.get(4)?,
+                })
+            })
+            .and_then(|rows| rows.collect::<Result<Vec<_>, _>>())
+            .map_err(|e| self.store_err(e))?;
+        let mut versions = conn
+            .prepare(
+                "SELECT version, chunk_count FROM versions WHERE library_id = ?1 \
+                 ORDER BY generation DESC",
+            )
+            .map_err(|e| self.store_err(e))?;
+        let mut out = Vec::with_capacity(rows.len());
+        for mut lib in rows {
+            let list = versions
+                .query_map([&lib.id], |r| {
+                    Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?))
+                })
+                .and_then(|rows| rows.collect::<Result<Vec<_>, _>>())
+                .map_err(|e| self.store_err(e))?;
+            lib.snippets = list.first().map(|v| v.1 as usize).unwrap_or(0);
+            lib.versions = list.into_iter().map(|v| v.0).collect();
+            out.push(lib);
+        }
+        Ok(out)
+    }
+
+    pub fn library(&self, id: &str) -> Result<Option<LibraryInfo>, DocsError> {
+        Ok(self.libraries()?.into_iter().find(|l| l.id == id))
+    }
+
+    /// The generation of a stored version: changes whenever the version is re-ingested, by this
+    /// process or another.
+    pub fn generation(&self, id: &str, version: &str) -> Result<Option<i64>, DocsError> {
+        self.conn()
+            .query_row(
+                "SELECT generation FROM versions WHERE library_id = ?1 AND version = ?2",
+                params![id, version],
+                |r| r.get(0),
+            )
+            .optional()
+            .map_err(|e| self.store_err(e))
+    }
+
+    /// Stores a version, replacing what was stored under the same library and version, in one
+    /// transaction. Returns the new generation.
+    pub fn replace_version(&self, new: &NewVersion<'_>) -> Result<i64, DocsError> {
+        let mut conn = self.conn();
+        let tx = conn.transaction().map_err(|e| self.store_err(e))?;
+        let now = devlens_core::clock::now_rfc3339();
+        let generation: i64 = tx
+            .query_row(
+                "SELECT COALESCE(MAX(generation), 0) + 1 FROM versions",
+                [],
+                |r| r.get(0),
+            )
+            .map_err(|e| self.store_err(e))?;
+        tx.execute(
+            "INSERT INTO libraries (id, name, description, source, created_at, updated_at)
+             VALUES (?1, ?2, COALESCE(?3, ''), ?4, ?5, ?5)
+             ON CONFLICT(id) DO UPDATE SET name = ?2,
+                description = COALESCE(?3, libraries.description), source = ?4, updated_at = ?5",
+            params![new.library_id, new.name, new.description, new.source, now],
+        )
+        .map_err(|e| self.store_err(e))?;
+        tx.execute(
+            "DELETE FROM versions WHERE library_id = ?1 AND version = ?2",
+            params![new.library_id, new.version],
+        )
+        .map_err(|e| self.store_err(e))?;
+        let (model, dims) = match new.embeddings {
+            Some((model, vectors)) => (Some(model), vectors.first().map_or(0, Vec::len)),
+            None => (None, 0),
+        };
+        tx.execute(
+            "INSERT INTO versions (library_id, version, source, pages, chunk_count, model, dims,
+                generation, ingested_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+            params![
+                new.library_id,
+                new.version,
+                new.source,
+                new.pages as i64,
+                new.chunks.len() as i64,
+                model,
+                dims as i64,
+                generation,
+                now
+            ],
+        )
+        .map_err(|e| self.store_err(e))?;
+        {
+            let mut insert = tx
+                .prepare(
+                    "INSERT INTO chunks (library_id, version, position, section, anchor, kind,
+                        language, source, url, content, tokens, hash, embedding)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+                )
+                .map_err(|e| self.store_err(e))?;
+            for (position, chunk) in new.chunks.iter().enumerate() {
+                let blob: Option<Vec<u8>> = new.embeddings.and_then(|(_, vectors)| {
+                    vectors
+                        .get(position)
+                        .map(|v| v.iter().flat_map(|x| x.to_le_bytes()).collect())
+                });
+                insert
+                    .execute(params![
+                        new.library_id,
+                        new.version,
+                        position as i64,
+                        chunk.section,
+                        chunk.anchor,
+                        chunk.kind.as_str(),
+                        chunk.language,
+                        chunk.source,
+                        chunk.url,
+                        chunk.content,
+                        chunk.tokens as i64,
+                        chunk.hash,
+                        blob
+                    ])
+                    .map_err(|e| self.store_err(e))?;
+            }
+        }
+        tx.commit().map_err(|e| self.store_err(e))?;
+        Ok(generation)
+    }
+
+    /// Reads a version's chunks (in position order) and vectors.
+    pub fn load_version(
+        &self,
+        id: &str,
+        version: &str,
+    ) -> Result<Option<LoadedVersion>, DocsError> {
+        let conn = self.conn();
+        // One read transaction: chunks and generation from the same snapshot.
+        let tx = conn
+            .unchecked_transaction()
+            .map_err(|e| self.store_err(e))?;
+        let Some((generation, model, dims)) = tx
+            .query_row(
+                "SELECT generation, model, dims FROM versions WHERE library_id = ?1 AND version = ?2",
+                params![id, version],
+                |r| {
+                    Ok((
+                        r.get::<_, i64>(0)?,
+                        r.get::<_, Option<String>>(1)?,
+                        r.get::<_, i64>(2)? as usize,
+                    ))
+                },
+            )
+            .optional()
+            .map_err(|e| self.store_err(e))?
+        else {
+            return Ok(None);
+        };
+        let mut stmt = tx
+            .prepare(
+                "SELECT section, anchor, kind, language, source, url, content, tokens, hash,
+                    embedding FROM chunks WHERE library_id = ?1 AND version = ?2 ORDER BY position",
+            )
+            .map_err(|e| self.store_err(e))?;
+        let mut chunks = Vec::new();
+        let mut flat: Vec<f32> = Vec::new();
+        let mut all_vectors = model.is_some() && dims > 0;
+        let mut rows = stmt
+            .query(params![id, version])
+            .map_err(|e| self.store_err(e))?;
+        while let Some(r) = rows.next().map_err(|e| self.store_err(e))? {
+            let kind: String = r.get(2).map_err(|e| self.store_err(e))?;
+            let get = |i: usize| -> Result<String, DocsError> {
+                r.get::<_, String>(i).map_err(|e| self.store_err(e))
+            };
+            chunks.push(StoredChunk {
+                section: get(0)?,
+                anchor: get(1)?,
+                kind: ChunkKind::parse(&kind).unwrap_or(ChunkKind::Text),
+                language: r.get(3).map_err(|e| self.store_err(e))?,
+                source: get(4)?,
+                url: get(5)?,
+                content: get(6)?,
+                tokens: r.get::<_, i64>(7).map_err(|e| self.store_err(e))? as usize,
+                hash: get(8)?,
+            });
+            if all_vectors {
+                let blob: Option<Vec<u8>> = r.get(9).map_err(|e| self.store_err(e))?;
+                match blob.filter(|b| b.len() == dims * 4) {
+                    Some(b) => flat.extend(
+                        b.chunks_exact(4)
+                            .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])),
+                    ),
+                    None => all_vectors = false,
+                }
+            }
+        }
+        let vectors = match model {
+            Some(model) if all_vectors => Some((model, dims, flat)),
+            _ => None,
+        };
+        Ok(Some(LoadedVersion {
+            generation,
+            chunks,
+            vectors,
+        }))
+    }
+
+    /// Removes a library (every version), or one version of it. Returns whether anything was
+    /// there.
+    pub fn remove(&self, id: &str, version: Option<&str>) -> Result<bool, DocsError> {
+        let mut conn = self.conn();
+        let tx = conn.transaction().map_err(|e| self.store_err(e))?;
+        let n = match version {
+            Some(v) => tx.execute(
+                "DELETE FROM versions WHERE library_id = ?1 AND version = ?2",
+                params![id, v],
+            ),
+            None => tx.execute("DELETE FROM libraries WHERE id = ?1", params![id]),
+        }
+        .map_err(|e| self.store_err(e))?;
+        tx.commit().map_err(|e| self.store_err(e))?;
+        Ok(n > 0)
+    }
+}

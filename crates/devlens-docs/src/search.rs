@@ -1,0 +1,129 @@
+//! Hybrid retrieval over one library version: BM25 over heading paths and content, cosine over
+//! the stored chunk embeddings, fused by reciprocal rank.
+
+use devlens_search::{KeywordField, KeywordIndex, VectorIndex, reciprocal_rank_fusion};
+
+use crate::DocsError;
+use crate::registry::{LoadedVersion, StoredChunk};
+
+const FIELDS: &[KeywordField] = &[
+    // The heading path says what a chunk is about; a match there counts most.
+    KeywordField {
+        name: "section",
+        boost: 2.0,
+    },
+    KeywordField {
+        name: "content",
+        boost: 1.0,
+    },
+];
+
+/// Candidates each retriever contributes before fusion.
+const DEPTH: usize = 100;
+/// RRF's `k` (Cormack et al.).
+const RRF_K: f32 = 60.0;
+/// Below this cosine a semantic-only hit is noise, not an answer.
+const MIN_COSINE: f32 = 0.2;
+
+/// A loaded, searchable version.
+#[derive(Debug)]
+pub struct VersionIndex {
+    pub generation: i64,
+    pub chunks: Vec<StoredChunk>,
+    keyword: KeywordIndex,
+    /// The model that embedded the chunks, and their vectors.
+    vectors: Option<(String, VectorIndex)>,
+}
+
+/// A ranked chunk and its fused relevance in 0..=1.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Ranked {
+    pub chunk: usize,
+    pub relevance: f32,
+}
+
+impl VersionIndex {
+    pub fn build(loaded: LoadedVersion) -> Result<Self, DocsError> {
+        let keyword = KeywordIndex::build(
+            FIELDS,
+            loaded.chunks.iter().map(|c| {
+                vec![
+                    format!(
+                        "{} {}",
+                        c.section,
+                        devlens_search::text::identifier_words(&c.section)
+                    ),
+                    format!(
+                        "{} {}",
+                        c.content,
+                        devlens_search::text::identifier_words(&c.content)
+                    ),
+                ]
+            }),
+        )?;
+        let vectors = loaded.vectors.and_then(|(model, dims, flat)| {
+            VectorIndex::from_flat(dims, flat)
+                .filter(|v| v.len() == loaded.chunks.len())
+                .map(|v| (model, v))
+        });
+        Ok(Self {
+            generation: loaded.generation,
+            chunks: loaded.chunks,
+            keyword,
+            vectors,
+        })
+    }
+
+    /// The model whose vectors this version holds, if any.
+    pub fn model(&self) -> Option<&str> {
+        self.vectors.as_ref().map(|(m, _)| m.as_str())
+    }
+
+    /// Chunks for `query`, best first. `query_vector` (from the model in [`Self::model`]) adds
+    /// semantic ranking; without it the ranking is BM25 alone.
+    pub fn rank(
+        &self,
+        query: &str,
+        query_vector: Option<&[f32]>,
+        include_code: bool,
+        limit: usize,
+    ) -> Result<Vec<Ranked>, DocsError> {
+        let keep = |doc: u64| {
+            include_code
+                || self
+                    .chunks
+                    .get(doc as usize)
+                    .is_some_and(|c| !c.kind.is_code())
+        };
+        let keyword: Vec<u64> = self
+            .keyword
+            .search(query, DEPTH)?
+            .into_iter()
+            .map(|h| h.doc)
+            .filter(|&d| keep(d))
+            .collect();
+        let semantic: Vec<u64> = match (query_vector, &self.vectors) {
+            (Some(q), Some((_, vectors))) => vectors
+                .search(q, DEPTH, keep)
+                .into_iter()
+                .filter(|h| h.score >= MIN_COSINE)
+                .map(|h| h.doc)
+                .collect(),
+            _ => Vec::new(),
+        };
+        let lists: Vec<(&[u64], f32)> = [(keyword.as_slice(), 1.0), (semantic.as_slice(), 1.0)]
+            .into_iter()
+            .filter(|(l, _)| !l.is_empty())
+            .collect();
+        // The best score possible: first in every list that has anything.
+        let perfect: f32 = lists.iter().map(|(_, w)| w / (RRF_K + 1.0)).sum();
+        Ok(reciprocal_rank_fusion(&lists, RRF_K)
+            .into_iter()
+            .take(limit)
+            .map(|(doc, score)| Ranked {
+                chunk: doc as usize,
+                relevance: if perfect > 0.0 { score / perfect } else { 0.0 },
+            })
+            .collect())
+    }
+}
