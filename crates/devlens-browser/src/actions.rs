@@ -31,6 +31,10 @@ const ACTION_LIMIT: Duration = Duration::from_secs(10);
 const NAVIGATION_SETTLE: Duration = Duration::from_secs(10);
 /// How long an action waits for the requests it started.
 const NETWORK_SETTLE: Duration = Duration::from_secs(2);
+/// How long a navigation the page asked for may take to start loading.
+const NAVIGATION_START: Duration = Duration::from_secs(1);
+/// At most this long for the page to finish the task an input started.
+const PAGE_TURN: Duration = Duration::from_millis(250);
 /// Default and longest `wait_for` timeout.
 pub const DEFAULT_WAIT: Duration = Duration::from_secs(5);
 pub const MAX_WAIT: Duration = Duration::from_secs(60);
@@ -309,6 +313,8 @@ pub(crate) struct Mark {
     pub navigations: u64,
     pub loads: u64,
     pub url: String,
+    navigation_requests: u64,
+    same_document: u64,
     tabs: Vec<String>,
 }
 
@@ -476,9 +482,15 @@ impl Tab {
             self.state().console_mut().mark(),
             self.state().network_mut().mark(),
         );
-        let (navigations, loads, url) = {
+        let (navigations, loads, url, navigation_requests, same_document) = {
             let p = self.state().page_state();
-            (p.navigations, p.loads, p.url.clone())
+            (
+                p.navigations,
+                p.loads,
+                p.url.clone(),
+                p.navigation_requests,
+                p.same_document,
+            )
         };
         let tabs = self
             .conn
@@ -490,6 +502,8 @@ impl Tab {
         Mark {
             console,
             network,
+            navigation_requests,
+            same_document,
             navigations,
             loads,
             url,
@@ -552,35 +566,67 @@ impl Tab {
     /// Waits until what an action started is done: a navigation loaded, requests finished.
     /// Returns notes about what was still going on when it stopped waiting.
     pub(crate) async fn settle(&self, mark: &Mark) -> Vec<String> {
-        // Event handlers run, requests start and navigations begin just after the input.
-        tokio::time::sleep(Duration::from_millis(60)).await;
+        self.page_turn().await;
         let start = tokio::time::Instant::now();
         loop {
             if self.blocker().is_some() || self.check_alive().is_err() {
                 return Vec::new();
             }
-            let loading = self.state().page_state().loading;
+            let (loading, navigation_pending) = {
+                let p = self.state().page_state();
+                // Asked for, but neither loading nor done yet (the browser is still fetching
+                // the new document's headers).
+                let pending = p.navigation_requests > mark.navigation_requests
+                    && p.navigations == mark.navigations
+                    && p.same_document == mark.same_document
+                    && p.loads == mark.loads;
+                (p.loading, pending)
+            };
             let in_flight = self.state().network_mut().in_flight_since(mark.network);
-            if !loading && in_flight == 0 {
+            if !loading && in_flight == 0 && !navigation_pending {
                 return Vec::new();
             }
             let limit = if loading {
                 NAVIGATION_SETTLE
+            } else if navigation_pending && in_flight == 0 {
+                // A navigation that never starts (a 204, a download, a cancelled unload).
+                NAVIGATION_START
             } else {
                 NETWORK_SETTLE
             };
             if start.elapsed() > limit {
-                return vec![if loading {
-                    format!("the page was still loading after {} s", limit.as_secs())
+                return if navigation_pending && !loading && in_flight == 0 {
+                    Vec::new()
                 } else {
-                    format!(
-                        "{in_flight} request(s) still pending after {} s",
-                        limit.as_secs()
-                    )
-                }];
+                    vec![if loading {
+                        format!("the page was still loading after {} s", limit.as_secs())
+                    } else {
+                        format!(
+                            "{in_flight} request(s) still pending after {} s",
+                            limit.as_secs()
+                        )
+                    }]
+                };
             }
-            tokio::time::sleep(Duration::from_millis(50)).await;
+            tokio::time::sleep(Duration::from_millis(20)).await;
         }
+    }
+
+    /// Lets the page finish one task after an input: its event handlers have run, and what
+    /// they started (requests, a navigation) has been reported, without a fixed sleep. Bounded,
+    /// and cut short by a dialog or a pause, which stop the page from answering.
+    async fn page_turn(&self) {
+        let mut blocker = self.state().blocker.subscribe();
+        let turn = self.call(Raw::new(
+            "Runtime.evaluate",
+            json!({ "expression": "new Promise(r => setTimeout(r))", "awaitPromise": true }),
+        ));
+        tokio::select! {
+            _ = tokio::time::timeout(PAGE_TURN, turn) => {}
+            _ = blocker.wait_for(Option::is_some) => {}
+        }
+        // The events that came before the answer are queued; let the tab's listener record them.
+        tokio::time::sleep(Duration::from_millis(3)).await;
     }
 
     /// What changed since `mark`.

@@ -126,6 +126,9 @@ pub struct ConsoleQuery {
     pub limit: Option<usize>,
     /// Only entries that arrived after the previous console read of this tab.
     pub since_last_read: bool,
+    /// Also entries logged by pages this tab showed before the current one (default: only the
+    /// current page, as DevTools does without "Preserve log").
+    pub include_previous_pages: bool,
 }
 
 /// The answer to a [`ConsoleQuery`].
@@ -139,8 +142,16 @@ pub struct ConsoleLogs {
     /// Entries pushed out of the ring buffer since the tab was attached.
     pub dropped: u64,
     pub capacity: usize,
+    /// Matching entries from pages shown before the current one, left out (ask with
+    /// `includePreviousPages`).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub previous_pages: usize,
     #[serde(skip)]
     since_last_read: bool,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 impl ConsoleLogs {
@@ -149,6 +160,8 @@ impl ConsoleLogs {
         if self.entries.is_empty() {
             out.push_str(if self.since_last_read {
                 "no new console messages since the last read"
+            } else if self.previous_pages > 0 {
+                "no console messages on the current page"
             } else {
                 "no console messages"
             });
@@ -164,6 +177,14 @@ impl ConsoleLogs {
                 out,
                 "\n… {} earlier matching entries not shown (raise the limit or filter by level)",
                 self.omitted
+            );
+        }
+        if self.previous_pages > 0 {
+            let _ = write!(
+                out,
+                "\n… {} matching entries from earlier pages of this tab not shown \
+                 (includePreviousPages)",
+                self.previous_pages
             );
         }
         if self.dropped > 0 {
@@ -185,6 +206,8 @@ pub(crate) struct ConsoleBuffer {
     next_id: u64,
     dropped: u64,
     read_cursor: u64,
+    /// The id of the first entry of the page the tab shows now.
+    page_start: u64,
 }
 
 impl ConsoleBuffer {
@@ -195,7 +218,13 @@ impl ConsoleBuffer {
             next_id: 1,
             dropped: 0,
             read_cursor: 0,
+            page_start: 0,
         }
+    }
+
+    /// The tab's main frame committed a new document: later reads show its entries only.
+    pub fn new_page(&mut self) {
+        self.page_start = self.next_id;
     }
 
     /// The id the next entry will get; entries with a smaller id happened before now.
@@ -217,6 +246,7 @@ impl ConsoleBuffer {
         // Collapse a repeat into the previous entry, moving it to the new id so readers that
         // ask for "new" entries see it again.
         if let Some(last) = self.entries.back()
+            && last.id >= self.page_start
             && last.level == level
             && last.text == text
             && last.source == source
@@ -251,12 +281,17 @@ impl ConsoleBuffer {
         } else {
             0
         };
+        let page_start = if q.include_previous_pages {
+            0
+        } else {
+            self.page_start
+        };
         let needle = q
             .contains
             .as_deref()
             .map(str::to_lowercase)
             .filter(|n| !n.is_empty());
-        let matching: Vec<&ConsoleEntry> = self
+        let (matching, earlier): (Vec<&ConsoleEntry>, Vec<&ConsoleEntry>) = self
             .entries
             .iter()
             .filter(|e| e.id >= min_id)
@@ -266,7 +301,7 @@ impl ConsoleBuffer {
                     .as_deref()
                     .is_none_or(|n| e.text.to_lowercase().contains(n))
             })
-            .collect();
+            .partition(|e| e.id >= page_start);
         let omitted = matching.len().saturating_sub(limit);
         let entries: Vec<ConsoleEntry> = matching[omitted..].iter().map(|e| (*e).clone()).collect();
         // Every read counts: the next "since last read" starts after what exists now.
@@ -276,6 +311,7 @@ impl ConsoleBuffer {
             omitted,
             dropped: self.dropped,
             capacity: self.capacity,
+            previous_pages: earlier.len(),
             since_last_read: q.since_last_read,
         }
     }
@@ -554,6 +590,38 @@ mod tests {
         assert_eq!(logs.dropped, 2);
         assert!(logs.to_text().contains("(×2)"));
         assert!(logs.to_text().contains("dropped"));
+    }
+
+    #[test]
+    fn reads_show_the_current_page_unless_asked_for_earlier_ones() {
+        let mut b = ConsoleBuffer::new(100);
+        push(&mut b, ConsoleLevel::Error, "old page failed");
+        push(&mut b, ConsoleLevel::Log, "same");
+        b.new_page();
+        // A repeat on the new page is its own entry, not a count on the old page's one.
+        push(&mut b, ConsoleLevel::Log, "same");
+        let logs = b.query(&ConsoleQuery::default());
+        let texts: Vec<&str> = logs.entries.iter().map(|e| e.text.as_str()).collect();
+        assert_eq!(texts, ["same"]);
+        assert_eq!(logs.entries[0].count, 1);
+        assert_eq!(logs.previous_pages, 2);
+        assert!(logs.to_text().contains("includePreviousPages"));
+        let errors = b.query(&ConsoleQuery {
+            level: Some(ConsoleLevel::Error),
+            ..Default::default()
+        });
+        assert!(errors.entries.is_empty());
+        assert!(
+            errors
+                .to_text()
+                .contains("no console messages on the current page")
+        );
+        let all = b.query(&ConsoleQuery {
+            include_previous_pages: true,
+            ..Default::default()
+        });
+        assert_eq!(all.entries.len(), 3);
+        assert_eq!(all.previous_pages, 0);
     }
 
     #[test]

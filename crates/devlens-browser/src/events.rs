@@ -14,9 +14,9 @@ use chromiumoxide::cdp::browser_protocol::network::{
     EventResponseReceived, Response,
 };
 use chromiumoxide::cdp::browser_protocol::page::{
-    EventFrameNavigated, EventFrameStartedLoading, EventFrameStoppedLoading,
-    EventJavascriptDialogClosed, EventJavascriptDialogOpening, EventLoadEventFired,
-    EventNavigatedWithinDocument,
+    EventFrameNavigated, EventFrameRequestedNavigation, EventFrameStartedLoading,
+    EventFrameStoppedLoading, EventJavascriptDialogClosed, EventJavascriptDialogOpening,
+    EventLoadEventFired, EventNavigatedWithinDocument,
 };
 use chromiumoxide::cdp::browser_protocol::target::EventTargetDestroyed;
 use chromiumoxide::cdp::js_protocol::runtime::{EventConsoleApiCalled, EventExceptionThrown};
@@ -44,6 +44,7 @@ enum TabEvent {
     DialogOpening(Arc<EventJavascriptDialogOpening>),
     DialogClosed,
     FrameNavigated(Arc<EventFrameNavigated>),
+    NavigationRequested(Arc<EventFrameRequestedNavigation>),
     SameDocument(Arc<EventNavigatedWithinDocument>),
     StartedLoading(Arc<EventFrameStartedLoading>),
     StoppedLoading(Arc<EventFrameStoppedLoading>),
@@ -81,6 +82,7 @@ pub(crate) async fn start(
             .map(|_| TabEvent::DialogClosed)
             .boxed(),
         stream!(EventFrameNavigated, FrameNavigated),
+        stream!(EventFrameRequestedNavigation, NavigationRequested),
         stream!(EventNavigatedWithinDocument, SameDocument),
         stream!(EventFrameStartedLoading, StartedLoading),
         stream!(EventFrameStoppedLoading, StoppedLoading),
@@ -274,11 +276,20 @@ fn record(state: &TabState, event: TabEvent) {
                     p.navigations
                 };
                 state.network_mut().adopt_document(&frame, page);
+                state.console_mut().new_page();
+            }
+        }
+        TabEvent::NavigationRequested(ev) => {
+            // Only navigations that replace this tab's page (not new tabs or downloads).
+            if is_main(ev.frame_id.as_ref()) && ev.disposition.as_ref() == "currentTab" {
+                state.page_state().navigation_requests += 1;
             }
         }
         TabEvent::SameDocument(ev) => {
             if is_main(ev.frame_id.as_ref()) {
-                state.page_state().url = ev.url.clone();
+                let mut p = state.page_state();
+                p.url = ev.url.clone();
+                p.same_document += 1;
             }
         }
         TabEvent::StartedLoading(ev) => {

@@ -55,6 +55,11 @@ pub(crate) struct PageState {
     pub loads: u64,
     /// The main frame is loading.
     pub loading: bool,
+    /// Navigations of the main frame the page asked for (a link, a form, `location = …`):
+    /// reported before the navigation starts loading, so an action can wait for it.
+    pub navigation_requests: u64,
+    /// Same-document navigations (hash links, `history.pushState`).
+    pub same_document: u64,
     pub dialog: Option<DialogInfo>,
     /// Snapshot refs of the current document.
     pub refs: RefMap,

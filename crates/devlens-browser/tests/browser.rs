@@ -199,6 +199,24 @@ fn console_levels_since_last_read_and_ring_bound() {
         assert!(logs.dropped >= 100, "dropped {}", logs.dropped);
         assert!(logs.omitted > 0);
         assert!(logs.to_text().contains("older entries were dropped"));
+
+        // Another page: reads show its messages only, and say that earlier ones exist.
+        tab.navigate(&Navigation::Url(env.url("/")), None)
+            .await
+            .unwrap();
+        eval(&tab, "console.log('on home')").await;
+        let current = tab.console_logs(&ConsoleQuery::default());
+        let texts: Vec<&str> = current.entries.iter().map(|e| e.text.as_str()).collect();
+        assert!(texts.contains(&"on home"), "{texts:?}");
+        assert!(!texts.iter().any(|t| t.starts_with("line ")), "{texts:?}");
+        assert!(current.previous_pages >= 400, "{}", current.previous_pages);
+        assert!(current.to_text().contains("includePreviousPages"));
+        let all = tab.console_logs(&ConsoleQuery {
+            include_previous_pages: true,
+            contains: Some("line 599".into()),
+            ..Default::default()
+        });
+        assert_eq!(all.entries.len(), 1, "{}", all.to_text());
     });
 }
 

@@ -76,7 +76,7 @@ fn millis(ms: Option<u64>) -> Option<Duration> {
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ConnectionArgs {
-    /// The connection to use (from chrome_list_connections). Omit for the active one.
+    /// Omit for the active connection.
     #[serde(default)]
     pub connection_id: Option<String>,
 }
@@ -372,6 +372,9 @@ pub struct ConsoleArgs {
     /// Only entries that arrived after the previous get_console_logs of this tab.
     #[serde(default)]
     pub since_last_read: Option<bool>,
+    /// Also entries of pages shown before the current one (default: current page only).
+    #[serde(default)]
+    pub include_previous_pages: Option<bool>,
     #[serde(flatten)]
     pub connection: ConnectionArgs,
 }
@@ -912,6 +915,7 @@ impl DevlensServer {
             contains: args.contains,
             limit: args.limit,
             since_last_read: args.since_last_read.unwrap_or(false),
+            include_previous_pages: args.include_previous_pages.unwrap_or(false),
         };
         on_tab!(self, &args.connection, |tab| Ok(tab.console_logs(&query)))
     }

@@ -169,9 +169,8 @@ async fn run_with(sessions: &BrowserSessions, args: &BrowserArgs) -> anyhow::Res
             settle(&tab, page).await;
             let query = ConsoleQuery {
                 level: level.as_deref().and_then(ConsoleLevel::parse),
-                contains: None,
                 limit: *limit,
-                since_last_read: false,
+                ..Default::default()
             };
             let logs = tab.console_logs(&query);
             output::print(*json, &logs, || logs.to_text())
