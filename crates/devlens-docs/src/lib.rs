@@ -283,11 +283,13 @@ impl Docs {
 
         let (embeddings, model, notice) = match self.embedder().await {
             Ok(embedder) => {
-                let texts: Vec<String> = pages.chunks.iter().map(embedding_text).collect();
+                let (texts, rows) = embedding_texts(&pages.chunks);
                 let embedding = |done, total| progress(IngestStage::Embedding, done, total);
                 match embedder.embed_documents(&texts, &embedding).await {
                     Ok(vectors) if vectors.len() == texts.len() => {
-                        (Some(vectors), Some(embedder.model().to_string()), None)
+                        let per_chunk: Vec<Vec<f32>> =
+                            rows.iter().map(|&r| vectors[r].clone()).collect();
+                        (Some(per_chunk), Some(embedder.model().to_string()), None)
                     }
                     Ok(vectors) => {
                         return Err(DocsError::InvalidInput(format!(
@@ -555,20 +557,39 @@ impl Docs {
     }
 }
 
-/// What the embedder sees of a chunk: its heading path and the start of its text. The start is
-/// enough to say what a chunk is about, and short inputs keep ingestion fast (a BERT forward pass
-/// costs more than linearly in length).
-pub fn embedding_text(chunk: &registry::StoredChunk) -> String {
-    const MAX_CHARS: usize = 600;
-    let mut text = format!("{}\n{}", chunk.section, chunk.content);
-    if text.len() > MAX_CHARS {
-        let mut cut = MAX_CHARS;
-        while !text.is_char_boundary(cut) {
-            cut -= 1;
-        }
-        text.truncate(cut);
+/// The texts to embed for `chunks` and, per chunk, which of them is its vector.
+///
+/// One text per section (page and heading path), shared by the section's chunks: the heading
+/// path and the first words of the section's prose say what it is about, and embedding thousands
+/// of full chunks with a local model takes minutes where this takes a fraction (a BERT forward
+/// pass costs more than linearly in length, and sections are fewer than chunks). Keyword ranking
+/// still tells a section's chunks apart.
+pub fn embedding_texts(chunks: &[registry::StoredChunk]) -> (Vec<String>, Vec<usize>) {
+    const PROSE_CHARS: usize = 160;
+    let mut texts: Vec<String> = Vec::new();
+    let mut of_section: HashMap<(&str, &str), usize> = HashMap::new();
+    // The first prose of each section, for sections whose first chunk is code.
+    let mut prose: HashMap<(&str, &str), &str> = HashMap::new();
+    for c in chunks.iter().filter(|c| c.kind == ChunkKind::Text) {
+        prose
+            .entry((c.source.as_str(), c.section.as_str()))
+            .or_insert(c.content.as_str());
     }
-    text
+    let mut rows = Vec::with_capacity(chunks.len());
+    for c in chunks {
+        let key = (c.source.as_str(), c.section.as_str());
+        let row = *of_section.entry(key).or_insert_with(|| {
+            let body = prose.get(&key).copied().unwrap_or(c.content.as_str());
+            let mut cut = PROSE_CHARS.min(body.len());
+            while !body.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            texts.push(format!("{}: {}", c.section, body[..cut].replace('\n', " ")));
+            texts.len() - 1
+        });
+        rows.push(row);
+    }
+    (texts, rows)
 }
 
 fn no_result_suggestions(index: &VersionIndex, request: &QueryRequest) -> Vec<String> {

@@ -117,13 +117,30 @@ impl VersionIndex {
             .collect();
         // The best score possible: first in every list that has anything.
         let perfect: f32 = lists.iter().map(|(_, w)| w / (RRF_K + 1.0)).sum();
-        Ok(reciprocal_rank_fusion(&lists, RRF_K)
+        let fused: Vec<Ranked> = reciprocal_rank_fusion(&lists, RRF_K)
             .into_iter()
-            .take(limit)
             .map(|(doc, score)| Ranked {
                 chunk: doc as usize,
                 relevance: if perfect > 0.0 { score / perfect } else { 0.0 },
             })
-            .collect())
+            .collect();
+        Ok(self.diversify(fused, limit))
+    }
+
+    /// The first `limit` of `ranked`, one chunk per section first: five answers from five
+    /// sections cover a question better than three chunks of one. Further chunks of a section
+    /// fill the places left, in rank order.
+    fn diversify(&self, ranked: Vec<Ranked>, limit: usize) -> Vec<Ranked> {
+        let mut seen = std::collections::HashSet::new();
+        let (mut first, mut rest): (Vec<Ranked>, Vec<Ranked>) = ranked.into_iter().partition(|r| {
+            self.chunks
+                .get(r.chunk)
+                .is_some_and(|c| seen.insert((c.source.as_str(), c.section.as_str())))
+        });
+        first.truncate(limit);
+        let missing = limit - first.len();
+        first.extend(rest.drain(..missing.min(rest.len())));
+        first.sort_by(|a, b| b.relevance.total_cmp(&a.relevance));
+        first
     }
 }

@@ -55,6 +55,8 @@ pub enum Command {
     Model(ModelCommand),
     /// One-shot browser checks: load a page in headless Chrome (or a running Chrome) and report
     Browser(BrowserArgs),
+    /// Library docs: ingest, list, resolve, query within a token budget, eval
+    Docs(crate::docs_cmd::DocsArgs),
 }
 
 #[derive(Debug, Args)]

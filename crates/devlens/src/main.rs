@@ -5,6 +5,7 @@ mod api_cmd;
 mod bench;
 mod browser_cmd;
 mod cli;
+mod docs_cmd;
 mod model_cmd;
 mod output;
 mod progress;
@@ -47,6 +48,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Project(command) => project_cmd::run(config, command),
         Command::Model(command) => model_cmd::run(config, command).await,
         Command::Browser(args) => browser_cmd::run(args).await,
+        Command::Docs(args) => docs_cmd::run(config, args).await,
     }
 }
 
