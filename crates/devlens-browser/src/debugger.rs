@@ -27,6 +27,7 @@ use tokio::task::JoinHandle;
 use crate::cdp::Raw;
 use crate::console::{ConsoleEntry, ConsoleLevel, format_value};
 use crate::error::{BrowserError, Result};
+use crate::sourcemap::{self, MapState, ScriptMap, ScriptMaps};
 use crate::targets::{Blocker, Tab, TabState};
 use crate::text::{collapse, short_url, truncate};
 
@@ -52,6 +53,8 @@ const EVAL_VALUE_CHARS: usize = 2000;
 const SOURCE_CACHE: usize = 16;
 /// Script URLs remembered (scriptParsed), for frames without a URL and for suggestions.
 const SCRIPT_URLS: usize = 2000;
+/// How long setting a breakpoint or showing a pause waits for source maps still loading.
+const MAP_WAIT: Duration = Duration::from_secs(3);
 
 /// What a tab's debugger knows; lives in the tab's state next to the console and network log.
 #[derive(Debug, Default)]
@@ -59,8 +62,13 @@ pub(crate) struct DebuggerState {
     enabled: bool,
     listener: Option<JoinHandle<()>>,
     breakpoints: Vec<BreakpointInfo>,
-    /// Chrome's breakpoint ids (long, with the URL regex in them) by our short ones.
-    chrome_ids: HashMap<String, String>,
+    /// Chrome's breakpoint ids (long, with the URL regex in them) by our short ones; one of
+    /// ours set in an original source can be several of Chrome's (one per generated place).
+    chrome_ids: HashMap<String, Vec<String>>,
+    /// Breakpoints whose URL matched no script nor original source yet: bound in original
+    /// sources when a source map that has them loads.
+    pending: Vec<(String, BreakpointRequest)>,
+    maps: ScriptMaps,
     next_breakpoint: u64,
     /// The `Debugger.paused` parameters of the current pause.
     paused: Option<Arc<Value>>,
@@ -151,7 +159,8 @@ impl StepDirection {
 #[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct BreakpointRequest {
-    /// A full URL, or the end of one (`app.js`, `/js/app.js`); `*` matches anything.
+    /// A full URL, or the end of one (`app.js`, `/js/app.js`); `*` matches anything. An
+    /// original source of a source-mapped bundle works too (`src/cart.ts`).
     pub url: String,
     /// 1-based line.
     pub line: u32,
@@ -176,8 +185,12 @@ pub struct BreakpointInfo {
     pub column: Option<u32>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub condition: Option<String>,
-    /// Where it landed in loaded scripts (`url:line:col`, 1-based); empty until a script matches.
+    /// Where it landed (`url:line:col`, 1-based; in the original source for a source-mapped
+    /// one); empty until a script matches.
     pub locations: Vec<String>,
+    /// For a breakpoint in an original source: where it landed in the generated scripts.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub generated: Vec<String>,
 }
 
 impl BreakpointInfo {
@@ -193,6 +206,9 @@ impl BreakpointInfo {
             out.push_str(" (not bound: no loaded script matches yet)");
         } else {
             let _ = write!(out, " → {}", self.locations.join(", "));
+        }
+        if !self.generated.is_empty() {
+            let _ = write!(out, " (generated {})", self.generated.join(", "));
         }
         out
     }
@@ -264,6 +280,20 @@ pub struct SourceLocation {
     pub column: u32,
     /// The function, `(anonymous)` when it has no name.
     pub function: String,
+    /// Where this is in the script Chrome runs, when a source map led to the original source.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub generated: Option<GeneratedLocation>,
+}
+
+/// A place in a generated (bundled) script.
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct GeneratedLocation {
+    pub url: String,
+    /// 1-based.
+    pub line: u32,
+    /// 1-based.
+    pub column: u32,
 }
 
 impl SourceLocation {
@@ -272,6 +302,16 @@ impl SourceLocation {
             "{} ({}:{}:{})",
             self.function, self.url, self.line, self.column
         )
+    }
+
+    /// With the generated place, for the one location a pause names first.
+    pub fn to_text_with_generated(&self) -> String {
+        let mut out = self.to_text();
+        if let Some(g) = &self.generated {
+            out.pop();
+            let _ = write!(out, "; generated {}:{}:{})", g.url, g.line, g.column);
+        }
+        out
     }
 }
 
@@ -344,7 +384,11 @@ fn is_zero(n: &usize) -> bool {
 
 impl PauseContext {
     pub fn to_text(&self) -> String {
-        let mut out = format!("Paused ({}) at {}", self.reason, self.location.to_text());
+        let mut out = format!(
+            "Paused ({}) at {}",
+            self.reason,
+            self.location.to_text_with_generated()
+        );
         if !self.hit_breakpoints.is_empty() {
             let _ = write!(out, " — breakpoint {}", self.hit_breakpoints.join(", "));
         }
@@ -501,6 +545,11 @@ pub struct DebuggerStatus {
     pub scripts: Vec<String>,
     #[serde(skip_serializing_if = "is_zero")]
     pub scripts_omitted: usize,
+    /// Original sources the loaded scripts' source maps name (a few).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub sources: Vec<String>,
+    #[serde(skip_serializing_if = "is_zero")]
+    pub sources_omitted: usize,
 }
 
 impl DebuggerStatus {
@@ -515,6 +564,16 @@ impl DebuggerStatus {
             let _ = write!(out, "\nscripts: {}", self.scripts.join(", "));
             if self.scripts_omitted > 0 {
                 let _ = write!(out, " … and {} more", self.scripts_omitted);
+            }
+        }
+        if !self.sources.is_empty() {
+            let _ = write!(
+                out,
+                "\noriginal sources (source maps): {}",
+                self.sources.join(", ")
+            );
+            if self.sources_omitted > 0 {
+                let _ = write!(out, " … and {} more", self.sources_omitted);
             }
         }
         if !self.paused {
@@ -598,6 +657,207 @@ fn clear_paused(state: &TabState) {
     });
 }
 
+/// A script's source map to load.
+struct MapJob {
+    script: String,
+    url: String,
+    map_url: String,
+    frame: Option<String>,
+}
+
+/// The map a parsed script names, unless it is known already.
+fn map_job(state: &TabState, ev: &EventScriptParsed) -> Option<MapJob> {
+    let map_url = ev.source_map_url.as_deref().filter(|u| !u.is_empty())?;
+    if ev.url.is_empty() || ev.url.contains("____chromiumoxide") {
+        return None;
+    }
+    let script = ev.script_id.inner().to_string();
+    if !state.debugger_mut().maps.start(&script) {
+        return None;
+    }
+    let frame = ev
+        .execution_context_aux_data
+        .as_ref()
+        .and_then(|d| d.get("frameId"))
+        .and_then(Value::as_str)
+        .map(str::to_string)
+        .or_else(|| state.page_state().main_frame.clone());
+    Some(MapJob {
+        script,
+        url: ev.url.clone(),
+        map_url: map_url.to_string(),
+        frame,
+    })
+}
+
+/// Loads a script's map, then binds breakpoints that were waiting for its original sources.
+async fn load_script_map(page: chromiumoxide::Page, weak: Weak<TabState>, job: MapJob) {
+    let Some(limiter) = weak
+        .upgrade()
+        .map(|s| s.debugger_mut().maps.limiter.clone())
+    else {
+        return;
+    };
+    let Ok(_permit) = limiter.acquire_owned().await else {
+        return;
+    };
+    let loaded = tokio::time::timeout(
+        sourcemap::LOAD_WAIT,
+        sourcemap::load(&page, job.frame.as_deref(), &job.url, &job.map_url),
+    )
+    .await
+    .unwrap_or_else(|_| {
+        Err(format!(
+            "loading the source map took over {} s",
+            sourcemap::LOAD_WAIT.as_secs()
+        ))
+    });
+    let Some(state) = weak.upgrade() else { return };
+    let map = match loaded {
+        Ok(map) => Arc::new(ScriptMap {
+            script_url: job.url,
+            map,
+        }),
+        Err(e) => {
+            tracing::debug!(script = %job.url, "source map not loaded: {e}");
+            state
+                .debugger_mut()
+                .maps
+                .finish(&job.script, MapState::Failed(e));
+            return;
+        }
+    };
+    state
+        .debugger_mut()
+        .maps
+        .finish(&job.script, MapState::Ready(map.clone()));
+    bind_pending(&page, &state, &map).await;
+}
+
+/// Binds the breakpoints waiting for an original source this map has.
+async fn bind_pending(page: &chromiumoxide::Page, state: &TabState, map: &ScriptMap) {
+    let todo: Vec<(String, BreakpointRequest, usize)> = {
+        let mut d = state.debugger_mut();
+        let mut todo = Vec::new();
+        d.pending
+            .retain(|(id, req)| match map.map.find_source(&req.url) {
+                Some(i) => {
+                    todo.push((id.clone(), req.clone(), i));
+                    false
+                }
+                None => true,
+            });
+        todo
+    };
+    let page_url = state.page_state().url.clone();
+    for (id, req, source) in todo {
+        let Some((_, places)) = plan_original(map, source, &req) else {
+            continue;
+        };
+        for p in places {
+            let params = original_params(map, p, &req);
+            if let Ok(v) = page
+                .execute(Raw::new("Debugger.setBreakpointByUrl", params))
+                .await
+            {
+                record_bound(state, &id, &v.result, &page_url);
+            }
+        }
+    }
+}
+
+/// Generated places of an original line (and column), 0-based, and the line they are on.
+fn plan_original(
+    map: &ScriptMap,
+    source: usize,
+    req: &BreakpointRequest,
+) -> Option<(u32, Vec<sourcemap::GeneratedPosition>)> {
+    map.map.generated(
+        source,
+        req.line.saturating_sub(1),
+        req.column.map(|c| c.saturating_sub(1)),
+        5,
+    )
+}
+
+/// `Debugger.setBreakpointByUrl` at a generated place: by the exact script URL, so it binds
+/// again when the page reloads the same bundle.
+fn original_params(
+    map: &ScriptMap,
+    at: sourcemap::GeneratedPosition,
+    req: &BreakpointRequest,
+) -> Value {
+    let mut params = json!({
+        "url": map.script_url,
+        "lineNumber": at.line,
+        "columnNumber": at.column,
+    });
+    if let Some(c) = &req.condition {
+        params["condition"] = json!(c);
+    }
+    params
+}
+
+/// Records a Chrome breakpoint set for one of ours, with where it landed.
+fn record_bound(state: &TabState, id: &str, answer: &Value, page_url: &str) {
+    let chrome = answer
+        .get("breakpointId")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_string();
+    let mut d = state.debugger_mut();
+    let places: Vec<(String, Option<String>)> = answer
+        .get("locations")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .take(5)
+        .map(|l| describe_location(&d, l, page_url))
+        .collect();
+    d.chrome_ids.entry(id.to_string()).or_default().push(chrome);
+    if let Some(b) = d.breakpoints.iter_mut().find(|b| b.id == id) {
+        for (generated, original) in places {
+            match original {
+                Some(o) => {
+                    if !b.locations.contains(&o) {
+                        b.locations.push(o);
+                    }
+                    if !b.generated.contains(&generated) {
+                        b.generated.push(generated);
+                    }
+                }
+                None => {
+                    if !b.locations.contains(&generated) {
+                        b.locations.push(generated);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// A protocol location as `url:line:col` (1-based), and the original place a source map gives.
+fn describe_location(d: &DebuggerState, l: &Value, page_url: &str) -> (String, Option<String>) {
+    let script = l.get("scriptId").and_then(Value::as_str).unwrap_or("");
+    let (line0, col0) = (num(l, "lineNumber") as u32, num(l, "columnNumber") as u32);
+    let url = d
+        .scripts
+        .get(script)
+        .map(|u| short_url(u, page_url))
+        .unwrap_or_else(|| format!("script {script}"));
+    let generated = format!("{url}:{}:{}", line0 + 1, col0 + 1);
+    let original = d.maps.get(script).and_then(|m| {
+        let o = m.map.original(line0, col0)?;
+        Some(format!(
+            "{}:{}:{}",
+            short_url(m.map.sources.get(o.source)?, page_url),
+            o.line + 1,
+            o.column + 1
+        ))
+    });
+    (generated, original)
+}
+
 /// A readable pause reason from `Debugger.paused`.
 fn pause_reason(paused: &Value) -> String {
     let reason = paused
@@ -655,6 +915,14 @@ impl Tab {
         scripts.dedup();
         let omitted = scripts.len().saturating_sub(10);
         scripts.truncate(10);
+        let mut sources: Vec<String> = d
+            .maps
+            .sources()
+            .iter()
+            .map(|u| short_url(u, &page_url))
+            .collect();
+        let sources_omitted = sources.len().saturating_sub(10);
+        sources.truncate(10);
         DebuggerStatus {
             enabled: d.enabled,
             paused: d.paused.is_some(),
@@ -662,6 +930,8 @@ impl Tab {
             pause_on_exceptions: d.exceptions,
             scripts,
             scripts_omitted: omitted,
+            sources,
+            sources_omitted,
         }
     }
 
@@ -689,10 +959,17 @@ impl Tab {
                 .boxed(),
         ];
         let weak: Weak<TabState> = Arc::downgrade(&self.inner.state);
+        let page = page.clone();
         let mut events = select_all(streams);
         let listener = tokio::spawn(async move {
             while let Some(event) = events.next().await {
                 let Some(state) = weak.upgrade() else { break };
+                // Maps load beside the listener, which must keep up with pauses.
+                if let DebugEvent::Script(ev) = &event
+                    && let Some(job) = map_job(&state, ev)
+                {
+                    tokio::spawn(load_script_map(page.clone(), weak.clone(), job));
+                }
                 record(&state, event);
             }
         });
@@ -714,6 +991,9 @@ impl Tab {
             }
             return Err(e);
         }
+        // Enabling reports every loaded script just before it answers; let the listener see
+        // them (and start loading their source maps) before a breakpoint looks for them.
+        tokio::time::sleep(Duration::from_millis(100)).await;
         Ok(())
     }
 
@@ -758,6 +1038,24 @@ impl Tab {
             ));
         }
         self.ensure_debugger().await?;
+        let condition = req
+            .condition
+            .as_deref()
+            .map(str::trim)
+            .filter(|c| !c.is_empty())
+            .map(str::to_string);
+        let req = BreakpointRequest {
+            url: url.to_string(),
+            line: req.line,
+            column: req.column,
+            condition: condition.clone(),
+        };
+        // An original source of a loaded bundle (src/cart.ts): set where its code runs.
+        self.wait_maps(MAP_WAIT).await;
+        let mapped = self.state().debugger_mut().maps.find(url);
+        if !mapped.is_empty() {
+            return self.set_original_breakpoint(&req, mapped).await;
+        }
         let mut params = json!({
             "urlRegex": url_regex(url),
             "lineNumber": req.line - 1,
@@ -765,12 +1063,6 @@ impl Tab {
         if let Some(c) = req.column {
             params["columnNumber"] = json!(c - 1);
         }
-        let condition = req
-            .condition
-            .as_deref()
-            .map(str::trim)
-            .filter(|c| !c.is_empty())
-            .map(str::to_string);
         if let Some(c) = &condition {
             params["condition"] = json!(c);
         }
@@ -795,7 +1087,7 @@ impl Tab {
             let mut d = self.state().debugger_mut();
             d.next_breakpoint += 1;
             let id = d.next_breakpoint.to_string();
-            d.chrome_ids.insert(id.clone(), chrome_id);
+            d.chrome_ids.insert(id.clone(), vec![chrome_id]);
             id
         };
         let locations = self.locations(v.get("locations"));
@@ -806,10 +1098,17 @@ impl Tab {
             column: req.column,
             condition,
             locations,
+            generated: Vec::new(),
         };
         let mut notes = Vec::new();
         if info.locations.is_empty() {
-            let known = self.debugger_status().scripts;
+            // It may name an original source of a bundle that loads later.
+            self.state()
+                .debugger_mut()
+                .pending
+                .push((info.id.clone(), req.clone()));
+            let status = self.debugger_status();
+            let known = status.scripts;
             notes.push(if known.is_empty() {
                 "no script matches yet; it binds when one loads (reload the page if the script \
                  ran already)"
@@ -822,6 +1121,12 @@ impl Tab {
                     known.join(", ")
                 )
             });
+            if !status.sources.is_empty() {
+                notes.push(format!(
+                    "no original source (source maps) matches `{url}` either; known: {}",
+                    status.sources.join(", ")
+                ));
+            }
         } else {
             notes.push(
                 "trigger it (click, navigate, evaluate): the call returns with the pause context"
@@ -843,22 +1148,163 @@ impl Tab {
             .map(|ls| {
                 ls.iter()
                     .take(5)
-                    .map(|l| {
-                        let script = l.get("scriptId").and_then(Value::as_str).unwrap_or("");
-                        let url = d
-                            .scripts
-                            .get(script)
-                            .map(|u| short_url(u, &page_url))
-                            .unwrap_or_else(|| format!("script {script}"));
-                        format!(
-                            "{url}:{}:{}",
-                            num(l, "lineNumber") + 1,
-                            num(l, "columnNumber") + 1
-                        )
-                    })
+                    .map(|l| describe_location(&d, l, &page_url).0)
                     .collect()
             })
             .unwrap_or_default()
+    }
+
+    /// Sets a breakpoint in an original source at the generated places its source maps give.
+    async fn set_original_breakpoint(
+        &self,
+        req: &BreakpointRequest,
+        mapped: Vec<(Arc<ScriptMap>, usize)>,
+    ) -> Result<BreakpointSet> {
+        let page_url = self.url();
+        let plans: Vec<_> = mapped
+            .iter()
+            .filter_map(|(map, source)| Some((map, *source, plan_original(map, *source, req)?)))
+            .collect();
+        let Some((_, first_source, (landed, _))) = plans.first().map(|p| (p.0, p.1, &p.2)) else {
+            let (map, source) = &mapped[0];
+            let name = short_url(&map.map.sources[*source], &page_url);
+            return Err(BrowserError::InvalidInput(format!(
+                "{name} has no code at line {}{} by its source map (from {}); pick a line with \
+                 a statement",
+                req.line,
+                req.column.map(|c| format!(":{c}")).unwrap_or_default(),
+                short_url(&map.script_url, &page_url),
+            )));
+        };
+        let landed = *landed;
+        let source_name = short_url(&plans[0].0.map.sources[first_source], &page_url);
+        let id = {
+            let mut d = self.state().debugger_mut();
+            d.next_breakpoint += 1;
+            let id = d.next_breakpoint.to_string();
+            d.breakpoints.push(BreakpointInfo {
+                id: id.clone(),
+                url: req.url.clone(),
+                line: req.line,
+                column: req.column,
+                condition: req.condition.clone(),
+                locations: Vec::new(),
+                generated: Vec::new(),
+            });
+            d.chrome_ids.insert(id.clone(), Vec::new());
+            id
+        };
+        for (map, _, (_, places)) in &plans {
+            for p in places {
+                let answer = self
+                    .call(Raw::new(
+                        "Debugger.setBreakpointByUrl",
+                        original_params(map, *p, req),
+                    ))
+                    .await;
+                match answer {
+                    Ok(v) => record_bound(self.state(), &id, &v, &page_url),
+                    Err(e) => {
+                        // Leave nothing half set.
+                        let _ = self.remove_breakpoint(&id).await;
+                        return Err(match e {
+                            BrowserError::Protocol { message, .. }
+                                if message.contains("already exists") =>
+                            {
+                                BrowserError::InvalidInput(format!(
+                                    "a breakpoint at {}:{} already exists (breakpoint action \
+                                     `list` shows it)",
+                                    req.url, req.line
+                                ))
+                            }
+                            other => other,
+                        });
+                    }
+                }
+            }
+        }
+        let info = self
+            .state()
+            .debugger_mut()
+            .breakpoints
+            .iter()
+            .find(|b| b.id == id)
+            .cloned()
+            .ok_or_else(|| state_error("the breakpoint went away while it was being set"))?;
+        let mut notes = Vec::new();
+        if landed + 1 != req.line {
+            notes.push(format!(
+                "line {} of {source_name} has no code; set on line {}, the next one with code",
+                req.line,
+                landed + 1
+            ));
+        }
+        if info.locations.is_empty() {
+            notes.push(format!(
+                "{source_name} (source-mapped) has no loaded code at line {} now; it binds when \
+                 the bundle runs again (reload)",
+                landed + 1
+            ));
+        } else {
+            notes.push(
+                "trigger it (click, navigate, evaluate): the call returns with the pause context"
+                    .into(),
+            );
+        }
+        Ok(BreakpointSet {
+            breakpoint: info,
+            notes,
+        })
+    }
+
+    /// Waits (at most `limit`) for source maps still loading.
+    async fn wait_maps(&self, limit: Duration) {
+        let mut changed = {
+            let d = self.state().debugger_mut();
+            if !d.maps.loading() {
+                return;
+            }
+            d.maps.subscribe()
+        };
+        let _ = tokio::time::timeout(limit, async {
+            while changed.changed().await.is_ok() {
+                if !self.state().debugger_mut().maps.loading() {
+                    break;
+                }
+            }
+        })
+        .await;
+    }
+
+    /// Where a generated position comes from, when its script's source map knows.
+    fn original_of(
+        &self,
+        script: &str,
+        line0: u32,
+        col0: u32,
+    ) -> Option<(Arc<ScriptMap>, sourcemap::OriginalPosition)> {
+        let map = self.state().debugger_mut().maps.get(script)?;
+        let pos = map.map.original(line0, col0)?;
+        Some((map, pos))
+    }
+
+    /// The text of an original source, for excerpts.
+    async fn original_source(&self, map: &ScriptMap, source: usize) -> Result<Arc<str>> {
+        let url = map.map.sources.get(source).cloned().unwrap_or_default();
+        if let Some(text) = self.state().debugger_mut().maps.fetched(&url) {
+            return Ok(text);
+        }
+        let frame = self.state().page_state().main_frame.clone();
+        let text = sourcemap::original_text(self.page(), frame.as_deref(), map, source)
+            .await
+            .map_err(|e| BrowserError::protocol("loading an original source", e))?;
+        if map.map.contents.get(source).is_none_or(Option::is_none) {
+            self.state()
+                .debugger_mut()
+                .maps
+                .remember_fetched(&url, text.clone());
+        }
+        Ok(text)
     }
 
     /// Removes a breakpoint by id.
@@ -882,22 +1328,25 @@ impl Tab {
             }));
         }
         self.ensure_debugger().await?;
-        let chrome_id = self
+        let chrome_ids = self
             .state()
             .debugger_mut()
             .chrome_ids
             .get(id)
             .cloned()
             .unwrap_or_default();
-        self.call(Raw::new(
-            "Debugger.removeBreakpoint",
-            json!({ "breakpointId": chrome_id }),
-        ))
-        .await?;
+        for chrome_id in chrome_ids {
+            self.call(Raw::new(
+                "Debugger.removeBreakpoint",
+                json!({ "breakpointId": chrome_id }),
+            ))
+            .await?;
+        }
         {
             let mut d = self.state().debugger_mut();
             d.breakpoints.retain(|b| b.id != id);
             d.chrome_ids.remove(id);
+            d.pending.retain(|(p, _)| p != id);
         }
         let mut list = self.list_breakpoints();
         list.removed = Some(id.to_string());
@@ -980,6 +1429,7 @@ impl Tab {
 
     async fn build_context(&self, compare: bool) -> Result<PauseContext> {
         let paused = self.paused_raw()?;
+        self.wait_maps(MAP_WAIT).await;
         let page_url = self.url();
         let frames = paused
             .get("callFrames")
@@ -1009,12 +1459,32 @@ impl Tab {
         let line0 = num(top, "/location/lineNumber") as u32;
         let col0 = num(top, "/location/columnNumber") as usize;
         let mut notes = Vec::new();
-        let source = match self.script_source(&script).await {
-            Ok(text) => excerpt(&text, line0, col0),
-            Err(e) => {
-                notes.push(format!("no source: {e}"));
-                Vec::new()
+        let mut source = None;
+        if let Some((map, pos)) = self.original_of(&script, line0, col0 as u32) {
+            match self.original_source(&map, pos.source).await {
+                Ok(text) => source = Some(excerpt(&text, pos.line, pos.column as usize)),
+                Err(e) => notes.push(format!(
+                    "the original source is not available ({e}); the excerpt is the generated \
+                     script at {}",
+                    location
+                        .generated
+                        .as_ref()
+                        .map(|g| format!("{}:{}", g.url, g.line))
+                        .unwrap_or_default()
+                )),
             }
+        } else if let Some(e) = self.state().debugger_mut().maps.failure(&script) {
+            notes.push(format!("the script's source map did not load: {e}"));
+        }
+        let source = match source {
+            Some(s) => s,
+            None => match self.script_source(&script).await {
+                Ok(text) => excerpt(&text, line0, col0),
+                Err(e) => {
+                    notes.push(format!("no source: {e}"));
+                    Vec::new()
+                }
+            },
         };
         let (mut locals, locals_omitted) = self.frame_locals(top).await;
         let key = frame_key(top);
@@ -1051,7 +1521,7 @@ impl Tab {
                         .map(|chrome| {
                             d.chrome_ids
                                 .iter()
-                                .find(|(_, c)| c.as_str() == chrome)
+                                .find(|(_, cs)| cs.iter().any(|c| c == chrome))
                                 .map(|(id, _)| id.clone())
                                 .unwrap_or_else(|| chrome.to_string())
                         })
@@ -1108,12 +1578,34 @@ impl Tab {
             .filter(|f| !f.is_empty())
             .unwrap_or("(anonymous)")
             .to_string();
-        SourceLocation {
+        let script = frame
+            .pointer("/location/scriptId")
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        let (line0, col0) = (
+            num(frame, "/location/lineNumber") as u32,
+            num(frame, "/location/columnNumber") as u32,
+        );
+        let mut location = SourceLocation {
             url: short_url(&url, page_url),
-            line: num(frame, "/location/lineNumber") as u32 + 1,
-            column: num(frame, "/location/columnNumber") as u32 + 1,
+            line: line0 + 1,
+            column: col0 + 1,
             function,
+            generated: None,
+        };
+        // Speak in the files the developer wrote; keep where Chrome runs it.
+        if let Some((map, pos)) = self.original_of(script, line0, col0)
+            && let Some(source) = map.map.sources.get(pos.source)
+        {
+            location.generated = Some(GeneratedLocation {
+                url: std::mem::replace(&mut location.url, short_url(source, page_url)),
+                line: location.line,
+                column: location.column,
+            });
+            location.line = pos.line + 1;
+            location.column = pos.column + 1;
         }
+        location
     }
 
     async fn script_source(&self, script: &str) -> Result<Arc<str>> {

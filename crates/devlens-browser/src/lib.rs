@@ -46,8 +46,6 @@ pub mod network;
 pub mod screenshot;
 pub mod session;
 pub mod snapshot;
-// Not wired into the debugger yet (next commit).
-#[allow(dead_code)]
 mod sourcemap;
 pub mod targets;
 mod text;
@@ -61,7 +59,8 @@ pub use actions::{
 pub use console::{ConsoleEntry, ConsoleLevel, ConsoleLogs, ConsoleQuery};
 pub use debugger::{
     BreakpointInfo, BreakpointList, BreakpointRequest, BreakpointSet, CallStack, DebuggerStatus,
-    ExceptionPause, ExecutionOutcome, FrameEvaluation, PauseContext, StepDirection,
+    ExceptionPause, ExecutionOutcome, FrameEvaluation, GeneratedLocation, PauseContext,
+    StepDirection,
 };
 pub use dom::{ElementList, ElementQuery, ElementSummary, ElementTarget};
 pub use emulation::{ColorScheme, EmulationRequest, EmulationState, NetworkProfile, ViewportSize};

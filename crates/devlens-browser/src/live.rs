@@ -14,6 +14,7 @@ use serde_json::{Value, json};
 use crate::actions::DialogInfo;
 use crate::cdp::Raw;
 use crate::console::{ConsoleEntry, ConsoleLevel, stack_frames};
+use crate::debugger::PauseContext;
 use crate::error::{BrowserError, Result};
 use crate::targets::Tab;
 use crate::text::{prefix_bytes, truncate};
@@ -67,12 +68,21 @@ pub struct Evaluation {
     /// A dialog the code opened; the code waits until it is handled.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub dialog: Option<DialogInfo>,
+    /// Where the code stopped in the debugger (a breakpoint it ran into); it finishes when
+    /// the page resumes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub paused: Option<Box<PauseContext>>,
 }
 
 impl Evaluation {
     pub fn to_text(&self) -> String {
         let mut out = String::new();
+        if let Some(ctx) = &self.paused {
+            out.push_str("still running: it stopped in the debugger\n");
+            out.push_str(&ctx.to_text());
+        }
         match (&self.error, &self.dialog) {
+            _ if self.paused.is_some() => {}
             (Some(e), _) => {
                 let _ = write!(out, "threw {}", e.message);
                 for f in &e.stack {
@@ -266,19 +276,34 @@ impl Tab {
             .clamp(64, MAX_VALUE);
         let console_mark = self.state().console_mut().mark();
         let tab = self.clone();
+        // Promises never settle while the page is paused (no microtasks run): evaluate plainly.
+        let paused = self.is_paused();
         let params = json!({
             "expression": expression,
-            "replMode": true,
-            "awaitPromise": true,
+            "replMode": !paused,
+            "awaitPromise": !paused,
             "userGesture": true,
             "returnByValue": false,
             "objectGroup": "devlens",
         });
-        let answer = self
-            .run_blocking("the evaluation", limit, async move {
+        let answer = if paused {
+            // A paused page still evaluates (in global scope, inside the pause) and nothing
+            // it runs can pause again, so only the time limit applies.
+            match tokio::time::timeout(limit, tab.call(Raw::new("Runtime.evaluate", params))).await
+            {
+                Ok(answer) => answer.map(Some),
+                Err(_) => Err(BrowserError::Timeout {
+                    what: "the evaluation".into(),
+                    after: limit,
+                    hint: None,
+                }),
+            }
+        } else {
+            self.run_blocking("the evaluation", limit, async move {
                 tab.call(Raw::new("Runtime.evaluate", params)).await
             })
-            .await;
+            .await
+        };
         let answer = match answer {
             Err(BrowserError::Timeout { .. }) => {
                 // Stop a runaway script so the page is usable again.
@@ -294,11 +319,11 @@ impl Tab {
             other => other?,
         };
         let Some(answer) = answer else {
-            return Ok(self.interrupted(console_mark));
+            return Ok(self.interrupted(console_mark).await);
         };
         // Like `await` at the end: a promise the code returns is settled before answering.
         let answer = match answer["result"].get("subtype").and_then(Value::as_str) {
-            Some("promise") if answer.get("exceptionDetails").is_none() => {
+            Some("promise") if answer.get("exceptionDetails").is_none() && !paused => {
                 let id = answer["result"]["objectId"].clone();
                 let tab = self.clone();
                 let settled = self
@@ -312,7 +337,7 @@ impl Tab {
                     .await;
                 match settled {
                     Ok(Some(v)) => v,
-                    Ok(None) => return Ok(self.interrupted(console_mark)),
+                    Ok(None) => return Ok(self.interrupted(console_mark).await),
                     Err(BrowserError::Timeout { .. }) => {
                         return Err(BrowserError::Timeout {
                             what: "the returned promise to settle".into(),
@@ -332,6 +357,7 @@ impl Tab {
             console: Vec::new(),
             error: None,
             dialog: None,
+            paused: None,
         };
         if let Some(ex) = answer.get("exceptionDetails") {
             evaluation.error = Some(thrown(ex, &self.url()));
@@ -385,8 +411,8 @@ impl Tab {
         Ok(evaluation)
     }
 
-    /// The answer when a dialog stopped the code midway.
-    fn interrupted(&self, console_mark: u64) -> Evaluation {
+    /// The answer when a dialog or a breakpoint stopped the code midway.
+    async fn interrupted(&self, console_mark: u64) -> Evaluation {
         let dialog = self.open_dialog();
         Evaluation {
             value: Value::Null,
@@ -395,6 +421,7 @@ impl Tab {
             console: self.console_since(console_mark),
             error: None,
             dialog,
+            paused: self.pause_context_if_paused().await.map(Box::new),
         }
     }
 

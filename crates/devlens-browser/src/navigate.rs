@@ -11,6 +11,7 @@ use serde_json::{Value, json};
 use crate::actions::{DialogInfo, Mark, render_changes};
 use crate::cdp::Raw;
 use crate::console::{ConsoleEntry, ConsoleLevel};
+use crate::debugger::PauseContext;
 use crate::error::{BrowserError, Result, net_error_hint};
 use crate::network::NetworkEntry;
 use crate::targets::Tab;
@@ -58,6 +59,10 @@ pub struct NavigationOutcome {
     /// A dialog the page opened while loading.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub dialog: Option<DialogInfo>,
+    /// Where a script of the page stopped in the debugger while loading (a breakpoint); the
+    /// load goes on when the page resumes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub paused: Option<Box<PauseContext>>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
 }
@@ -75,7 +80,9 @@ impl NavigationOutcome {
         if !self.title.is_empty() {
             let _ = write!(out, " — \"{}\"", truncate(&self.title, 100));
         }
-        if !self.loaded {
+        if self.paused.is_some() {
+            out.push_str(" (loading, paused in the debugger)");
+        } else if !self.loaded {
             out.push_str(" (still loading)");
         }
         render_changes(
@@ -92,6 +99,10 @@ impl NavigationOutcome {
             && self.dialog.is_none()
         {
             out.push_str("\nno console errors, no failed requests");
+        }
+        if let Some(ctx) = &self.paused {
+            out.push('\n');
+            out.push_str(&ctx.to_text());
         }
         for note in &self.notes {
             let _ = write!(out, "\nnote: {note}");
@@ -147,6 +158,14 @@ impl Tab {
         timeout: Option<Duration>,
     ) -> Result<NavigationOutcome> {
         self.guard()?;
+        if self.is_paused() {
+            // The pause would answer for the new page at once; what to do is the caller's call.
+            return Err(BrowserError::InvalidInput(
+                "the page is paused in the debugger: resume it first (`execution` action \
+                 resume), then navigate"
+                    .into(),
+            ));
+        }
         let limit = timeout
             .unwrap_or(DEFAULT_TIMEOUT)
             .clamp(Duration::from_secs(1), MAX_TIMEOUT);
@@ -285,6 +304,7 @@ impl Tab {
         };
         let info = self.info().await.ok();
         let dialog = self.open_dialog();
+        let paused = self.pause_context_if_paused().await.map(Box::new);
         NavigationOutcome {
             url: info
                 .as_ref()
@@ -292,12 +312,13 @@ impl Tab {
                 .unwrap_or_else(|| self.url()),
             status: document.and_then(|d| d.status),
             title: info.map(|i| i.title).unwrap_or_default(),
-            loaded,
+            loaded: loaded && paused.is_none(),
             console_errors,
             console_errors_omitted,
             failed_requests,
             failed_requests_omitted,
             dialog,
+            paused,
             notes,
         }
     }

@@ -6,12 +6,281 @@
 //! `sections` embed their maps. Positions here are 0-based, as the protocol has them; the
 //! debugger converts to the 1-based lines users see.
 
+use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
+use std::time::Duration;
 
-use serde_json::Value;
+use chromiumoxide::Page;
+use serde_json::{Value, json};
+use tokio::sync::{Semaphore, watch};
+
+use crate::cdp::{Raw, short_message};
 
 /// The largest source map devlens reads (bigger ones are left unmapped, with a note).
 pub(crate) const MAX_MAP_BYTES: usize = 16 * 1024 * 1024;
+/// The largest original source fetched for excerpts (when the map has no `sourcesContent`).
+const MAX_SOURCE_BYTES: usize = 2 * 1024 * 1024;
+/// Scripts whose maps are kept (the oldest go first: earlier documents' scripts).
+const MAX_MAPS: usize = 256;
+/// Original sources fetched and kept.
+const MAX_FETCHED_SOURCES: usize = 32;
+/// Maps loaded at the same time (a dev server's page can have hundreds of modules).
+const PARALLEL_LOADS: usize = 4;
+/// How long one map may take to load.
+pub(crate) const LOAD_WAIT: Duration = Duration::from_secs(15);
+
+/// A script's source map, as the debugger keeps it.
+#[derive(Debug)]
+pub(crate) struct ScriptMap {
+    pub script_url: String,
+    pub map: SourceMap,
+}
+
+/// Where loading a script's map stands.
+#[derive(Debug, Clone)]
+pub(crate) enum MapState {
+    Loading,
+    Ready(Arc<ScriptMap>),
+    Failed(String),
+}
+
+/// The source maps of a tab's scripts, loaded when `Debugger.scriptParsed` names one.
+#[derive(Debug)]
+pub(crate) struct ScriptMaps {
+    by_script: HashMap<String, MapState>,
+    order: VecDeque<String>,
+    /// Original sources fetched because their map had no `sourcesContent`: URL → text.
+    fetched: VecDeque<(String, Arc<str>)>,
+    /// Bumped whenever a load finishes, for callers waiting on them.
+    changed: watch::Sender<u64>,
+    pub limiter: Arc<Semaphore>,
+}
+
+impl Default for ScriptMaps {
+    fn default() -> Self {
+        Self {
+            by_script: HashMap::new(),
+            order: VecDeque::new(),
+            fetched: VecDeque::new(),
+            changed: watch::Sender::new(0),
+            limiter: Arc::new(Semaphore::new(PARALLEL_LOADS)),
+        }
+    }
+}
+
+impl ScriptMaps {
+    /// Marks a script's map as loading; false when it is known already.
+    pub fn start(&mut self, script: &str) -> bool {
+        if self.by_script.contains_key(script) {
+            return false;
+        }
+        if self.order.len() >= MAX_MAPS
+            && let Some(old) = self.order.pop_front()
+        {
+            self.by_script.remove(&old);
+        }
+        self.order.push_back(script.to_string());
+        self.by_script.insert(script.to_string(), MapState::Loading);
+        true
+    }
+
+    pub fn finish(&mut self, script: &str, state: MapState) {
+        if let Some(slot) = self.by_script.get_mut(script) {
+            *slot = state;
+        }
+        self.changed.send_modify(|n| *n += 1);
+    }
+
+    pub fn get(&self, script: &str) -> Option<Arc<ScriptMap>> {
+        match self.by_script.get(script)? {
+            MapState::Ready(m) => Some(m.clone()),
+            _ => None,
+        }
+    }
+
+    pub fn failure(&self, script: &str) -> Option<&str> {
+        match self.by_script.get(script)? {
+            MapState::Failed(e) => Some(e),
+            _ => None,
+        }
+    }
+
+    pub fn loading(&self) -> bool {
+        self.by_script
+            .values()
+            .any(|s| matches!(s, MapState::Loading))
+    }
+
+    pub fn subscribe(&self) -> watch::Receiver<u64> {
+        self.changed.subscribe()
+    }
+
+    /// Maps (newest script per URL) with a source matching `pattern`, and that source's index.
+    pub fn find(&self, pattern: &str) -> Vec<(Arc<ScriptMap>, usize)> {
+        let mut out: Vec<(Arc<ScriptMap>, usize)> = Vec::new();
+        for script in self.order.iter().rev() {
+            let Some(m) = self.get(script) else { continue };
+            if out.iter().any(|(o, _)| o.script_url == m.script_url) {
+                continue;
+            }
+            if let Some(i) = m.map.find_source(pattern) {
+                out.push((m, i));
+            }
+        }
+        out
+    }
+
+    /// Original source URLs of all loaded maps, sorted, without duplicates.
+    pub fn sources(&self) -> Vec<String> {
+        let mut all: Vec<String> = self
+            .by_script
+            .values()
+            .filter_map(|s| match s {
+                MapState::Ready(m) => Some(m.map.sources.iter().cloned()),
+                _ => None,
+            })
+            .flatten()
+            .collect();
+        all.sort();
+        all.dedup();
+        all
+    }
+
+    pub fn fetched(&self, url: &str) -> Option<Arc<str>> {
+        self.fetched
+            .iter()
+            .find(|(u, _)| u == url)
+            .map(|(_, t)| t.clone())
+    }
+
+    pub fn remember_fetched(&mut self, url: &str, text: Arc<str>) {
+        if self.fetched.len() >= MAX_FETCHED_SOURCES {
+            self.fetched.pop_front();
+        }
+        self.fetched.push_back((url.to_string(), text));
+    }
+}
+
+/// Loads and parses a script's map: inline `data:` maps decoded here, others fetched through
+/// the page's network stack (its cookies and auth), which also answers while the page is
+/// paused.
+pub(crate) async fn load(
+    page: &Page,
+    frame: Option<&str>,
+    script_url: &str,
+    source_map_url: &str,
+) -> Result<SourceMap, String> {
+    if source_map_url.starts_with("data:") {
+        if source_map_url.len() > MAX_MAP_BYTES * 4 / 3 + 100 {
+            return Err(format!(
+                "the inline source map is over {} MB",
+                MAX_MAP_BYTES >> 20
+            ));
+        }
+        let text = data_url_text(source_map_url)?;
+        return SourceMap::parse(&text, script_url);
+    }
+    let url = resolve_url(script_url, source_map_url);
+    let text = fetch_text(page, frame, &url, MAX_MAP_BYTES).await?;
+    SourceMap::parse(&text, &url).map_err(|e| format!("{url}: {e}"))
+}
+
+/// A text resource loaded with `Network.loadNetworkResource`, at most `max` bytes.
+pub(crate) async fn fetch_text(
+    page: &Page,
+    frame: Option<&str>,
+    url: &str,
+    max: usize,
+) -> Result<String, String> {
+    if url.starts_with("data:") {
+        return data_url_text(url);
+    }
+    let frame = frame.ok_or_else(|| format!("{url}: no frame to load it in"))?;
+    let call = |method: &'static str, params: Value| async move {
+        page.execute(Raw::new(method, params))
+            .await
+            .map(|r| r.result)
+            .map_err(|e| format!("{url}: {}", short_message(&e)))
+    };
+    let answer = call(
+        "Network.loadNetworkResource",
+        json!({
+            "frameId": frame,
+            "url": url,
+            "options": { "disableCache": false, "includeCredentials": true },
+        }),
+    )
+    .await?;
+    let resource = &answer["resource"];
+    if resource.get("success").and_then(Value::as_bool) != Some(true) {
+        let why = resource
+            .get("netErrorName")
+            .and_then(Value::as_str)
+            .filter(|e| !e.is_empty())
+            .map(str::to_string)
+            .or_else(|| {
+                resource
+                    .get("httpStatusCode")
+                    .and_then(Value::as_u64)
+                    .map(|s| format!("HTTP {s}"))
+            })
+            .unwrap_or_else(|| "failed".into());
+        return Err(format!("{url}: {why}"));
+    }
+    let Some(handle) = resource.get("stream").and_then(Value::as_str) else {
+        return Err(format!("{url}: an empty answer"));
+    };
+    let mut bytes: Vec<u8> = Vec::new();
+    let result = loop {
+        let chunk = match call("IO.read", json!({ "handle": handle, "size": 1 << 20 })).await {
+            Ok(c) => c,
+            Err(e) => break Err(e),
+        };
+        let data = chunk.get("data").and_then(Value::as_str).unwrap_or("");
+        if chunk.get("base64Encoded").and_then(Value::as_bool) == Some(true) {
+            match base64_decode(data) {
+                Ok(b) => bytes.extend(b),
+                Err(e) => break Err(format!("{url}: {e}")),
+            }
+        } else {
+            bytes.extend_from_slice(data.as_bytes());
+        }
+        if bytes.len() > max {
+            break Err(format!("{url}: larger than {} MB", max >> 20));
+        }
+        if chunk.get("eof").and_then(Value::as_bool) != Some(false) {
+            break Ok(());
+        }
+    };
+    let _ = call("IO.close", json!({ "handle": handle })).await;
+    result?;
+    String::from_utf8(bytes).map_err(|_| format!("{url}: not UTF-8 text"))
+}
+
+/// An original source's text: from the map's `sourcesContent`, or fetched once (bounded).
+pub(crate) async fn original_text(
+    page: &Page,
+    frame: Option<&str>,
+    map: &ScriptMap,
+    source: usize,
+) -> Result<Arc<str>, String> {
+    if let Some(Some(text)) = map.map.contents.get(source) {
+        return Ok(text.clone());
+    }
+    let url = map
+        .map
+        .sources
+        .get(source)
+        .ok_or("the source map has no such source")?;
+    if !url.starts_with("http") && !url.starts_with("data:") && !url.starts_with("file:") {
+        return Err(format!(
+            "{url} is not a URL the page can load and the source map has no sourcesContent"
+        ));
+    }
+    fetch_text(page, frame, url, MAX_SOURCE_BYTES)
+        .await
+        .map(Arc::from)
+}
 
 /// A parsed source map.
 #[derive(Debug, Default)]

@@ -2,6 +2,11 @@
 //! (source, stack, locals, console), stepping with changed variables, evaluation in a frame,
 //! pausing on an uncaught exception, and the answers of calls made in the wrong state.
 //!
+//! Source maps: a bundle of the original modules in `fixtures/sourcemap/src`, made by this file
+//! (concatenated into one function, indented, with a header line per module) with a map it
+//! computes from that known line correspondence — one bundle with an external map carrying
+//! `sourcesContent`, one with an inline `data:` map without it (the originals are fetched).
+//!
 //! The fixture pages are served by this file (one small server); the browser is the shared one
 //! of `common`.
 
@@ -16,8 +21,8 @@ use axum::routing::get;
 use common::{CONN, Env, with_browser};
 use devlens_browser::actions::ClickOptions;
 use devlens_browser::{
-    BreakpointRequest, BrowserError, ElementTarget, EvaluateOptions, ExceptionPause, PauseContext,
-    StepDirection, Tab, TabSelector,
+    BreakpointRequest, BrowserError, ElementTarget, EvaluateOptions, ExceptionPause, Navigation,
+    PauseContext, StepDirection, Tab, TabSelector,
 };
 use tokio::sync::OnceCell;
 
@@ -51,11 +56,165 @@ const PAGE: &str = r#"<!doctype html><html><head><meta charset=utf-8><title>Debu
 
 static SERVER: OnceCell<String> = OnceCell::const_new();
 
+const PRICE_JS: &str = include_str!("fixtures/sourcemap/src/price.js");
+const CART_JS: &str = include_str!("fixtures/sourcemap/src/cart.js");
+const DISCOUNT_JS: &str = include_str!("fixtures/sourcemap/src/discount.js");
+
+const SM_PAGE: &str = r#"<!doctype html><html><head><meta charset=utf-8><title>Source maps</title></head>
+<body><button id="checkout">Checkout</button> <button id="discount">Discount</button><p id="total"></p>
+<script src="/sm/dist/bundle.js"></script><script src="/sm/dist/extra.js"></script></body></html>"#;
+
+/// Base64 VLQ, as bundlers write mappings.
+fn vlq(out: &mut String, fields: &[i64]) {
+    const B64: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    for &f in fields {
+        let mut v = if f < 0 { ((-f) << 1) | 1 } else { f << 1 };
+        loop {
+            let mut digit = (v & 31) as usize;
+            v >>= 5;
+            if v > 0 {
+                digit |= 32;
+            }
+            out.push(B64[digit] as char);
+            if v == 0 {
+                break;
+            }
+        }
+    }
+}
+
+fn base64(data: &[u8]) -> String {
+    const B64: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::new();
+    for chunk in data.chunks(3) {
+        let n = chunk
+            .iter()
+            .enumerate()
+            .fold(0u32, |n, (i, b)| n | (u32::from(*b) << (16 - 8 * i)));
+        for i in 0..4 {
+            if i <= chunk.len() {
+                out.push(B64[(n >> (18 - 6 * i) & 63) as usize] as char);
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
+/// A tiny bundler: the modules inside one arrow function, each line indented by two spaces
+/// under a `// name` header, so bundle line = original line + an offset and column + 2. The
+/// map has a segment at the start of every word of every line. Returns the bundle (without
+/// the sourceMappingURL comment) and the map's JSON.
+fn bundle(modules: &[(&str, &str)], with_content: bool, root: &str) -> (String, String) {
+    let mut js = String::from("(() => {\n");
+    let mut mappings = String::from(";");
+    let (mut prev_source, mut prev_line, mut prev_col) = (0i64, 0i64, 0i64);
+    for (index, (name, text)) in modules.iter().enumerate() {
+        js.push_str(&format!("  // {name}\n"));
+        mappings.push(';');
+        for (line, code) in text.lines().enumerate() {
+            js.push_str("  ");
+            js.push_str(code);
+            js.push('\n');
+            let mut first = true;
+            let mut prev_gen = 0i64;
+            let bytes = code.as_bytes();
+            for col in 0..bytes.len() {
+                let starts_word = bytes[col] != b' ' && (col == 0 || bytes[col - 1] == b' ');
+                if !starts_word {
+                    continue;
+                }
+                if !first {
+                    mappings.push(',');
+                }
+                first = false;
+                let generated = col as i64 + 2;
+                vlq(
+                    &mut mappings,
+                    &[
+                        generated - prev_gen,
+                        index as i64 - prev_source,
+                        line as i64 - prev_line,
+                        col as i64 - prev_col,
+                    ],
+                );
+                (prev_gen, prev_source, prev_line, prev_col) =
+                    (generated, index as i64, line as i64, col as i64);
+            }
+            mappings.push(';');
+        }
+    }
+    js.push_str("})();\n");
+    let mut map = serde_json::json!({
+        "version": 3,
+        "file": "bundle.js",
+        "sourceRoot": root,
+        "sources": modules.iter().map(|(n, _)| *n).collect::<Vec<_>>(),
+        "names": [],
+        "mappings": mappings,
+    });
+    if with_content {
+        map["sourcesContent"] = modules.iter().map(|(_, t)| *t).collect();
+    }
+    (js, map.to_string())
+}
+
+/// The bundle line (1-based) of a module's line: the wrapper line, then per module a header
+/// and its lines.
+fn bundle_line(modules: &[&str], module: usize, line: u32) -> u32 {
+    let before: usize = modules[..module]
+        .iter()
+        .map(|t| t.lines().count() + 1)
+        .sum();
+    1 + before as u32 + 1 + line
+}
+
+fn js(body: String) -> axum::response::Response {
+    ([(header::CONTENT_TYPE, "application/javascript")], body).into_response()
+}
+
 async fn server() -> String {
     SERVER
         .get_or_init(|| async {
             let router = Router::new()
                 .route("/debug", get(|| async { Html(PAGE) }))
+                .route("/sm/page", get(|| async { Html(SM_PAGE) }))
+                .route(
+                    "/sm/dist/bundle.js",
+                    get(|| async {
+                        let (code, _) = bundle(
+                            &[("../src/price.js", PRICE_JS), ("../src/cart.js", CART_JS)],
+                            true,
+                            "",
+                        );
+                        js(format!("{code}//# sourceMappingURL=bundle.js.map\n"))
+                    }),
+                )
+                .route(
+                    "/sm/dist/bundle.js.map",
+                    get(|| async {
+                        bundle(
+                            &[("../src/price.js", PRICE_JS), ("../src/cart.js", CART_JS)],
+                            true,
+                            "",
+                        )
+                        .1
+                    }),
+                )
+                .route(
+                    "/sm/dist/extra.js",
+                    get(|| async {
+                        let (code, map) = bundle(&[("discount.js", DISCOUNT_JS)], false, "/sm/src/");
+                        js(format!(
+                            "{code}//# sourceMappingURL=data:application/json;charset=utf-8;base64,{}\n",
+                            base64(map.as_bytes())
+                        ))
+                    }),
+                )
+                .route("/sm/src/price.js", get(|| async { js(PRICE_JS.into()) }))
+                .route("/sm/src/cart.js", get(|| async { js(CART_JS.into()) }))
+                .route("/sm/src/discount.js", get(|| async { js(DISCOUNT_JS.into()) }))
                 .route(
                     "/js/app.js",
                     get(|| async {
@@ -77,7 +236,11 @@ async fn server() -> String {
 
 /// A new tab of the shared browser showing the debugger fixture.
 async fn open(env: &Env) -> Tab {
-    let url = format!("{}/debug", server().await);
+    open_at(env, "/debug").await
+}
+
+async fn open_at(env: &Env, path: &str) -> Tab {
+    let url = format!("{}{path}", server().await);
     let opened = env
         .sessions
         .new_tab(Some(CONN), Some(&url))
@@ -342,6 +505,338 @@ fn calls_in_the_wrong_state_say_what_to_do_first() {
         // execution pause while paused answers with where it is.
         let again = tab.pause().await.expect("pause");
         assert!(again.paused.is_some(), "{}", again.to_text());
+        tab.resume().await.expect("resume");
+    });
+}
+
+#[test]
+fn breakpoints_in_original_sources_of_a_source_mapped_bundle() {
+    with_browser(|env: Env| async move {
+        let tab = open_at(&env, "/sm/page").await;
+        let modules = [PRICE_JS, CART_JS];
+        let status = tab.enable_debugger().await.expect("debugger on");
+        assert!(
+            status.sources.iter().any(|s| s == "/sm/src/cart.js"),
+            "{}",
+            status.to_text()
+        );
+
+        // By the original file (a suffix) and line: `sum += price(item);`.
+        let set = tab
+            .set_breakpoint(&BreakpointRequest {
+                url: "src/cart.js".into(),
+                line: 5,
+                ..Default::default()
+            })
+            .await
+            .expect("set a breakpoint in the original source");
+        let bp = set.breakpoint.clone();
+        let text = set.to_text();
+        assert_eq!(
+            bp.locations,
+            vec!["/sm/src/cart.js:5:5".to_string()],
+            "{text}"
+        );
+        let generated_line = bundle_line(&modules, 1, 5);
+        assert_eq!(
+            bp.generated,
+            vec![format!("/sm/dist/bundle.js:{generated_line}:7")],
+            "{text}"
+        );
+        let list = tab.list_breakpoints().to_text();
+        assert!(
+            list.contains("src/cart.js:5 → /sm/src/cart.js:5:5 (generated /sm/dist/bundle.js:"),
+            "{list}"
+        );
+
+        // The click stops in the original source, with its lines.
+        let outcome = tab
+            .click(&sel("#checkout"), &ClickOptions::default())
+            .await
+            .expect("click");
+        let ctx = outcome.paused.as_deref().expect("paused by the breakpoint");
+        let text = ctx.to_text();
+        assert_eq!(ctx.hit_breakpoints, vec![bp.id.clone()], "{text}");
+        assert_eq!(ctx.location.url, "/sm/src/cart.js", "{text}");
+        assert_eq!(
+            (ctx.location.line, ctx.location.function.as_str()),
+            (5, "cartTotal")
+        );
+        let generated = ctx.location.generated.as_ref().expect("generated place");
+        assert_eq!(
+            (generated.url.as_str(), generated.line),
+            ("/sm/dist/bundle.js", generated_line)
+        );
+        let current = ctx.source.iter().find(|l| l.current).expect("current line");
+        assert_eq!(
+            (current.line, current.text.as_str()),
+            (5, "    sum += price(item);")
+        );
+        assert!(text.contains("→ 5 |     sum += price(item);"), "{text}");
+        assert!(text.contains("generated /sm/dist/bundle.js:"), "{text}");
+        assert_eq!(
+            local(ctx, "sum").map(|v| v.value.as_str()),
+            Some("0"),
+            "{text}"
+        );
+        assert!(
+            local(ctx, "item").is_some_and(|v| v.value.contains("pen")),
+            "{text}"
+        );
+        // The call stack is in original sources too: the click handler on cart.js line 15.
+        let caller = &ctx.call_stack[1].location;
+        assert_eq!(
+            (caller.url.as_str(), caller.line),
+            ("/sm/src/cart.js", 15),
+            "{text}"
+        );
+        let stack = tab.call_stack().await.expect("call stack");
+        assert_eq!(stack.frames[1].location.line, 15, "{}", stack.to_text());
+
+        // Into price() (another module), then over its lines.
+        let ctx = step(&tab, StepDirection::Into).await;
+        let text = ctx.to_text();
+        assert_eq!(ctx.location.url, "/sm/src/price.js", "{text}");
+        assert_eq!(
+            (ctx.location.line, ctx.location.function.as_str()),
+            (3, "price")
+        );
+        assert!(text.contains("→ 3 |   const unit = item.cents;"), "{text}");
+        assert_eq!(ctx.call_stack[1].location.url, "/sm/src/cart.js", "{text}");
+        let ctx = step(&tab, StepDirection::Over).await;
+        assert_eq!(ctx.location.line, 4, "{}", ctx.to_text());
+        let unit = local(&ctx, "unit").expect("unit");
+        assert_eq!(unit.value, "150");
+        assert!(unit.changed, "{}", ctx.to_text());
+        // Out: back in cartTotal (after the `+=`, V8 stops at the loop's next step).
+        let ctx = step(&tab, StepDirection::Out).await;
+        assert_eq!(ctx.location.url, "/sm/src/cart.js", "{}", ctx.to_text());
+        assert!((4..=5).contains(&ctx.location.line), "{}", ctx.to_text());
+        assert_eq!(ctx.location.function, "cartTotal");
+
+        // Remove it and run on: the handler finishes.
+        let list = tab.remove_breakpoint(&bp.id).await.expect("remove");
+        assert!(list.breakpoints.is_empty(), "{}", list.to_text());
+        tab.resume().await.expect("resume");
+        let total = tab
+            .evaluate(
+                "document.getElementById('total').textContent",
+                &EvaluateOptions::default(),
+            )
+            .await
+            .expect("evaluate");
+        assert_eq!(total.value, serde_json::json!("700"));
+
+        // A line without code slides to the next one; past the end is an error that says so;
+        // an unknown source names the known ones.
+        let set = tab
+            .set_breakpoint(&BreakpointRequest {
+                url: "cart.js".into(),
+                line: 9,
+                ..Default::default()
+            })
+            .await
+            .expect("set on a blank line");
+        assert_eq!(
+            set.breakpoint.locations,
+            vec!["/sm/src/cart.js:10:1".to_string()]
+        );
+        assert!(
+            set.notes.iter().any(|n| n.contains("set on line 10")),
+            "{}",
+            set.to_text()
+        );
+        tab.remove_breakpoint(&set.breakpoint.id)
+            .await
+            .expect("remove");
+        let err = tab
+            .set_breakpoint(&BreakpointRequest {
+                url: "src/price.js".into(),
+                line: 40,
+                ..Default::default()
+            })
+            .await
+            .unwrap_err();
+        assert!(err.to_string().contains("has no code at line 40"), "{err}");
+        let set = tab
+            .set_breakpoint(&BreakpointRequest {
+                url: "src/nope.ts".into(),
+                line: 1,
+                ..Default::default()
+            })
+            .await
+            .expect("unbound breakpoint");
+        assert!(set.breakpoint.locations.is_empty());
+        assert!(
+            set.notes.iter().any(|n| n.contains("/sm/src/price.js")),
+            "{}",
+            set.to_text()
+        );
+    });
+}
+
+#[test]
+fn a_breakpoint_in_a_source_not_loaded_yet_binds_when_its_bundle_loads() {
+    with_browser(|env: Env| async move {
+        let tab = open(&env).await;
+        // Set before the page with the bundle loads: nothing knows src/discount.js yet.
+        let set = tab
+            .set_breakpoint(&BreakpointRequest {
+                url: "src/discount.js".into(),
+                line: 3,
+                ..Default::default()
+            })
+            .await
+            .expect("set");
+        assert!(set.breakpoint.locations.is_empty(), "{}", set.to_text());
+        let id = set.breakpoint.id.clone();
+        tab.navigate(
+            &Navigation::Url(format!("{}/sm/page", server().await)),
+            None,
+        )
+        .await
+        .expect("load the bundle page");
+        // The inline map loads beside the page; the breakpoint binds when it has.
+        let start = Instant::now();
+        let bp = loop {
+            let list = tab.list_breakpoints();
+            let bp = list.breakpoints.iter().find(|b| b.id == id).cloned();
+            if let Some(bp) = bp.filter(|b| !b.generated.is_empty()) {
+                break bp;
+            }
+            assert!(
+                start.elapsed() < Duration::from_secs(10),
+                "{}",
+                list.to_text()
+            );
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        };
+        // V8 binds it at the line's first breakable position (the call), past `const`.
+        assert_eq!(bp.locations.len(), 1, "{}", bp.to_line());
+        assert!(
+            bp.locations[0].starts_with("/sm/src/discount.js:3:"),
+            "{}",
+            bp.to_line()
+        );
+        let extra_line = bundle_line(&[DISCOUNT_JS], 0, 3);
+        assert!(
+            bp.generated[0].starts_with(&format!("/sm/dist/extra.js:{extra_line}:")),
+            "{}",
+            bp.to_line()
+        );
+
+        let outcome = tab
+            .click(&sel("#discount"), &ClickOptions::default())
+            .await
+            .expect("click");
+        let ctx = outcome.paused.as_deref().expect("paused");
+        let text = ctx.to_text();
+        assert_eq!(ctx.location.url, "/sm/src/discount.js", "{text}");
+        assert_eq!(
+            (ctx.location.line, ctx.location.function.as_str()),
+            (3, "discount")
+        );
+        // No sourcesContent in this map: the original was fetched from its URL.
+        assert!(
+            text.contains("→ 3 |   const off = Math.round((cents * percent) / 100);"),
+            "{text}"
+        );
+        assert_eq!(local(ctx, "percent").map(|v| v.value.as_str()), Some("15"));
+        tab.remove_breakpoint(&id).await.expect("remove");
+        tab.resume().await.expect("resume");
+    });
+}
+
+#[test]
+fn navigate_and_evaluate_that_hit_a_breakpoint_answer_with_the_pause() {
+    with_browser(|env: Env| async move {
+        let tab = open(&env).await;
+        // Line 13 runs while the page loads.
+        let set = tab
+            .set_breakpoint(&BreakpointRequest {
+                url: "app.js".into(),
+                line: 13,
+                ..Default::default()
+            })
+            .await
+            .expect("set");
+        let start = Instant::now();
+        let outcome = tab
+            .navigate(&Navigation::Reload, None)
+            .await
+            .expect("reload");
+        assert!(
+            start.elapsed() < Duration::from_secs(5),
+            "{:?}",
+            start.elapsed()
+        );
+        let text = outcome.to_text();
+        let ctx = outcome.paused.as_deref().expect("paused while loading");
+        assert_eq!(ctx.location.line, 13, "{text}");
+        assert!(!outcome.loaded, "{text}");
+        assert!(text.contains("paused in the debugger"), "{text}");
+        // Other calls keep answering; navigating again says to resume first.
+        assert!(tab.info().await.is_ok());
+        let err = tab.navigate(&Navigation::Reload, None).await.unwrap_err();
+        assert!(err.to_string().contains("resume it first"), "{err}");
+        tab.resume().await.expect("resume");
+
+        // The same through a URL navigation.
+        let outcome = tab
+            .navigate(&Navigation::Url(format!("{}/debug", server().await)), None)
+            .await
+            .expect("navigate");
+        let ctx = outcome.paused.as_deref().expect("paused while loading");
+        assert_eq!(ctx.location.line, 13, "{}", outcome.to_text());
+        tab.remove_breakpoint(&set.breakpoint.id)
+            .await
+            .expect("remove");
+        tab.resume().await.expect("resume");
+
+        // An evaluate that calls into a breakpoint returns with where it stopped.
+        let set = tab
+            .set_breakpoint(&BreakpointRequest {
+                url: "app.js".into(),
+                line: 2,
+                ..Default::default()
+            })
+            .await
+            .expect("set");
+        let start = Instant::now();
+        let eval = tab
+            .evaluate("add(2, 3)", &EvaluateOptions::default())
+            .await
+            .expect("evaluate");
+        assert!(
+            start.elapsed() < Duration::from_secs(5),
+            "{:?}",
+            start.elapsed()
+        );
+        let text = eval.to_text();
+        let ctx = eval.paused.as_deref().expect("paused in add");
+        assert_eq!(
+            (ctx.location.function.as_str(), ctx.location.line),
+            ("add", 2),
+            "{text}"
+        );
+        assert_eq!(
+            local(ctx, "b").map(|v| v.value.as_str()),
+            Some("3"),
+            "{text}"
+        );
+        assert!(
+            text.starts_with("still running: it stopped in the debugger"),
+            "{text}"
+        );
+        // While paused, evaluate still answers (in global scope).
+        let two = tab
+            .evaluate("1 + 1", &EvaluateOptions::default())
+            .await
+            .expect("evaluate while paused");
+        assert_eq!(two.value, serde_json::json!(2), "{}", two.to_text());
+        tab.remove_breakpoint(&set.breakpoint.id)
+            .await
+            .expect("remove");
         tab.resume().await.expect("resume");
     });
 }
