@@ -13,6 +13,7 @@ mod debugger;
 mod families;
 mod reply;
 mod schema;
+mod visibility;
 
 use std::sync::Arc;
 
@@ -21,9 +22,9 @@ use rmcp::{
     handler::server::{router::tool::ToolRouter, tool::ToolCallContext},
     model::{
         CallToolRequestParams, CallToolResponse, ContentBlock, Implementation, ListToolsResult,
-        PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+        PaginatedRequestParams, ServerCapabilities, ServerConfig, SubscriptionFilter, Tool,
     },
-    service::RequestContext,
+    service::{NotificationContext, RequestContext, SubscriptionContext},
 };
 
 use devlens_openapi::explorer::ApiExplorer;
@@ -31,6 +32,9 @@ use devlens_openapi::explorer::ApiExplorer;
 pub use devlens_browser;
 pub use families::{ToolFamilies, ToolFamily};
 pub use rmcp;
+pub use visibility::{ToolState, listed_in};
+
+use visibility::Visibility;
 
 /// How rmcp words an argument that does not deserialize.
 const DESERIALIZE_PREFIX: &str = "failed to deserialize parameters:";
@@ -51,6 +55,11 @@ const DEBUGGER_INSTRUCTIONS: &str = "To debug the page's JavaScript, set a break
 app.js, lineNumber) and trigger it with click_element, navigate or evaluate: the call returns with \
 where the page paused (source, call stack, locals, console). Then step (over/into/out), \
 evaluate_in_frame, call_stack, and execution resume; pause_on_exceptions stops on thrown errors.";
+const DYNAMIC_INSTRUCTIONS: &str = "The tool list follows the browser: more tools appear once a \
+browser is connected, after enable_debug_tools, and while the page is paused (the server sends \
+tools/list_changed).";
+const VISIBILITY_INSTRUCTIONS: &str = "hide_tools takes tools you do not need out of the list; \
+show_tools brings them back.";
 
 /// What the tools share: the domain services.
 #[derive(Debug)]
@@ -60,6 +69,9 @@ pub struct Services {
     pub browser: devlens_browser::BrowserSessions,
     /// The tool families every session offers.
     pub families: ToolFamilies,
+    /// The tool list follows the browser's state (`--dynamic-tools`); otherwise it is fixed
+    /// (but for hide_tools / show_tools).
+    pub dynamic_tools: bool,
 }
 
 /// The MCP server. Cheap to clone: one per session over Streamable HTTP, all sharing `Services`.
@@ -67,8 +79,10 @@ pub struct Services {
 pub struct DevlensServer {
     services: Arc<Services>,
     tool_router: ToolRouter<Self>,
-    /// The tool list as clients see it, schemas compacted once (see `schema`).
+    /// Every tool this server offers, schemas compacted once (see `schema`).
     tool_list: Arc<[Tool]>,
+    /// What this session lists (hidden tools, the state): one per session, shared by clones.
+    visibility: Arc<Visibility>,
 }
 
 impl DevlensServer {
@@ -79,15 +93,18 @@ impl DevlensServer {
                 tool_router += Self::family_tools(family);
             }
         }
+        tool_router += Self::visibility_tools();
         let tool_list = tool_router
             .list_all()
             .into_iter()
             .map(compact_tool)
             .collect();
+        let visibility = Arc::new(Visibility::new(services.dynamic_tools));
         Self {
             services,
             tool_router,
             tool_list,
+            visibility,
         }
     }
 
@@ -119,6 +136,8 @@ impl DevlensServer {
         .into_iter()
         .filter(|(family, _)| families.contains(*family))
         .map(|(_, text)| text)
+        .chain(self.visibility.dynamic().then_some(DYNAMIC_INSTRUCTIONS))
+        .chain([VISIBILITY_INSTRUCTIONS])
         .collect::<Vec<_>>()
         .join(" ")
     }
@@ -152,7 +171,12 @@ fn compact_tool(mut tool: Tool) -> Tool {
 
 impl ServerHandler for DevlensServer {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+        // listChanged in both modes: hide_tools / show_tools change the list on request.
+        let capabilities = ServerCapabilities::builder()
+            .enable_tools()
+            .enable_tool_list_changed()
+            .build();
+        ServerConfig::new(capabilities)
             .with_server_info(
                 Implementation::new("devlens", env!("CARGO_PKG_VERSION"))
                     .with_title("devlens")
@@ -166,7 +190,33 @@ impl ServerHandler for DevlensServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult::with_all_items(self.tools()))
+        let listed = self.listed_tools().await;
+        self.visibility
+            .record_listed(listed.iter().map(|t| t.name.to_string()).collect());
+        Ok(ListToolsResult::with_all_items(listed))
+    }
+
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        self.announce_to_peer(context.peer);
+    }
+
+    fn accepted_subscription_filter(
+        &self,
+        _requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        Some(SubscriptionFilter::builder().tools_list_changed().build())
+    }
+
+    async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
+        if context.accepted().tools_list_changed == Some(true) {
+            tokio::select! {
+                _ = self.announce_to_subscription(context.sink()) => {}
+                _ = context.cancelled() => {}
+            }
+        } else {
+            context.cancelled().await;
+        }
+        Ok(())
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
@@ -195,8 +245,17 @@ impl ServerHandler for DevlensServer {
             };
             return Err(ErrorData::invalid_params(message, None));
         }
+        if self.is_hidden(&name) {
+            return Ok(visibility::hidden_tool_reply(&name).into());
+        }
         let call = ToolCallContext::new(self, request, context);
-        let mut response = self.tool_router.call(call).await?;
+        let response = self.tool_router.call(call).await;
+        // A call can change the state (a launch, enable_debug_tools, a click that hits a
+        // breakpoint): announce it now rather than at the next poll.
+        if self.visibility.dynamic() {
+            self.refresh_tool_list().await;
+        }
+        let mut response = response?;
         // rmcp reports arguments that do not deserialize as a tool error; say how to fix them.
         if let CallToolResponse::Complete(result) = &mut response
             && result.is_error == Some(true)

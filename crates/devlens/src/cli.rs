@@ -244,6 +244,11 @@ pub struct ServeArgs {
     /// The tool families to offer, comma-separated: api, browser, debugger [default: all]
     #[arg(long, env = "DEVLENS_TOOLS", value_name = "FAMILIES", value_parser = parse_families)]
     pub tools: Option<devlens_mcp::ToolFamilies>,
+    /// List only the tools the browser's state allows (not connected, connected, debugging,
+    /// paused) and send tools/list_changed when that changes. Off by default: clients that did
+    /// not ask for a moving tool list keep a fixed one
+    #[arg(long, env = "DEVLENS_DYNAMIC_TOOLS", value_parser = clap::builder::FalseyValueParser::new())]
+    pub dynamic_tools: bool,
 }
 
 fn parse_families(list: &str) -> Result<devlens_mcp::ToolFamilies, String> {

@@ -12,11 +12,12 @@ use devlens_openapi::explorer::ApiExplorer;
 
 use crate::cli::ServeArgs;
 
-pub fn services(config: Config, families: ToolFamilies) -> Arc<Services> {
+pub fn services(config: Config, families: ToolFamilies, dynamic_tools: bool) -> Arc<Services> {
     Arc::new(Services {
         api: ApiExplorer::new(config),
         browser: BrowserSessions::new(),
         families,
+        dynamic_tools,
     })
 }
 
@@ -28,7 +29,7 @@ pub async fn run(config: Config, args: ServeArgs) -> anyhow::Result<()> {
         &config.file.server.allowed_origins,
     );
     let data_dir = config.data_dir.root().display().to_string();
-    let services = services(config, args.tools.unwrap_or_default());
+    let services = services(config, args.tools.unwrap_or_default(), args.dynamic_tools);
     let result = serve(services.clone(), http, policy, data_dir).await;
     // Browsers devlens launched close with it, however serving ended.
     services.browser.shutdown().await;

@@ -1,0 +1,588 @@
+//! Tool visibility end to end: a real rmcp client drives `devlens serve` over stdio.
+//!
+//! With `--dynamic-tools` the list follows the browser through seed 004's four states (not
+//! connected, connected, debugging, paused) and the client hears `tools/list_changed` each time,
+//! also when the state changes by itself (a breakpoint hit by a timer, the browser killed from
+//! outside). Without it the list stays put and wrong-state calls say what to do first.
+//! hide_tools / show_tools work in both modes.
+//!
+//! The browser parts need Chromium: without it they print a skip notice and pass, unless
+//! DEVLENS_REQUIRE_BROWSER=1, where they fail saying what is missing.
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use axum::{Router, http::header, response::Html, response::IntoResponse, routing::get};
+use rmcp::{
+    ServiceExt,
+    model::CallToolRequestParams,
+    service::{NotificationContext, RoleClient, RunningService},
+    transport::{ConfigureCommandExt, TokioChildProcess},
+};
+use serde_json::{Value, json};
+use tokio::sync::Notify;
+
+/// Counts the `notifications/tools/list_changed` the server sends.
+#[derive(Debug, Clone, Default)]
+struct ListChanges {
+    count: Arc<AtomicUsize>,
+    notify: Arc<Notify>,
+}
+
+impl rmcp::ClientHandler for ListChanges {
+    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        self.count.fetch_add(1, Ordering::SeqCst);
+        self.notify.notify_waiters();
+    }
+}
+
+impl ListChanges {
+    fn seen(&self) -> usize {
+        self.count.load(Ordering::SeqCst)
+    }
+
+    /// Waits until more than `before` notifications arrived; false after `within`.
+    async fn after(&self, before: usize, within: Duration) -> bool {
+        let deadline = tokio::time::Instant::now() + within;
+        loop {
+            let notified = self.notify.notified();
+            if self.seen() > before {
+                return true;
+            }
+            if tokio::time::timeout_at(deadline, notified).await.is_err() {
+                return self.seen() > before;
+            }
+        }
+    }
+}
+
+type Client = RunningService<RoleClient, ListChanges>;
+
+const APP_JS: &str = r#"function price(qty, unit) {
+  const total = qty * unit;
+  return total * 1.2;
+}
+document.getElementById("buy").addEventListener("click", () => {
+  document.getElementById("out").textContent = String(price(3, 10));
+});
+"#;
+
+const PAGE: &str = r#"<!doctype html><html><head><meta charset=utf-8><title>Shop</title></head>
+<body><button id="buy">Buy</button><p id="out"></p>
+<script src="/static/app.js"></script></body></html>"#;
+
+fn browser_available() -> bool {
+    match devlens_mcp::devlens_browser::find_chrome(None) {
+        Ok(_) => true,
+        Err(e) => {
+            if std::env::var("DEVLENS_REQUIRE_BROWSER").as_deref() == Ok("1") {
+                panic!("DEVLENS_REQUIRE_BROWSER=1 but no browser: {e}");
+            }
+            eprintln!("skipped: {e}");
+            false
+        }
+    }
+}
+
+async fn fixture_server() -> String {
+    let router = Router::new()
+        .route("/", get(|| async { Html(PAGE) }))
+        .route(
+            "/static/app.js",
+            get(|| async {
+                ([(header::CONTENT_TYPE, "application/javascript")], APP_JS).into_response()
+            }),
+        );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let addr = listener.local_addr().expect("address");
+    tokio::spawn(async move {
+        let _ = axum::serve(listener, router).await;
+    });
+    format!("http://{addr}")
+}
+
+/// `devlens serve` with the given extra arguments and environment, and a client that counts
+/// list changes.
+async fn start(args: &[&str], env: &[(&str, &str)]) -> (Client, ListChanges, tempfile::TempDir) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let bin = assert_cmd::cargo::cargo_bin("devlens");
+    let data_dir = dir.path().to_path_buf();
+    let transport = TokioChildProcess::new(tokio::process::Command::new(bin).configure(|cmd| {
+        cmd.arg("serve")
+            .args(args)
+            .env("DEVLENS_DATA_DIR", &data_dir)
+            .env_remove("DEVLENS_TOOLS")
+            .env_remove("DEVLENS_DYNAMIC_TOOLS")
+            .env_remove("CHROME_PATH")
+            .current_dir(&data_dir);
+        for (key, value) in env {
+            cmd.env(key, value);
+        }
+    }))
+    .expect("spawn devlens serve");
+    let changes = ListChanges::default();
+    let client = changes
+        .clone()
+        .serve(transport)
+        .await
+        .expect("initialize over stdio");
+    (client, changes, dir)
+}
+
+struct Reply {
+    text: String,
+    data: Value,
+    error: bool,
+}
+
+async fn call(client: &Client, tool: &str, args: Value) -> Reply {
+    let arguments = args.as_object().cloned().unwrap_or_default();
+    let result = client
+        .call_tool(CallToolRequestParams::new(tool.to_string()).with_arguments(arguments))
+        .await
+        .unwrap_or_else(|e| panic!("{tool} failed at the protocol level: {e}"));
+    Reply {
+        text: result
+            .content
+            .iter()
+            .filter_map(|c| c.as_text().map(|t| t.text.clone()))
+            .collect::<Vec<_>>()
+            .join("\n"),
+        data: result.structured_content.clone().unwrap_or(Value::Null),
+        error: result.is_error == Some(true),
+    }
+}
+
+async fn ok(client: &Client, tool: &str, args: Value) -> Reply {
+    let reply = call(client, tool, args.clone()).await;
+    assert!(!reply.error, "{tool} {args} failed: {}", reply.text);
+    reply
+}
+
+async fn err(client: &Client, tool: &str, args: Value) -> String {
+    let reply = call(client, tool, args.clone()).await;
+    assert!(reply.error, "{tool} {args} should fail: {}", reply.text);
+    reply.text
+}
+
+async fn listed(client: &Client) -> BTreeSet<String> {
+    client
+        .list_all_tools()
+        .await
+        .expect("tools/list")
+        .into_iter()
+        .map(|t| t.name.to_string())
+        .collect()
+}
+
+/// The list has every tool of `present` and none of `absent`.
+fn assert_lists(list: &BTreeSet<String>, state: &str, present: &[&str], absent: &[&str]) {
+    for name in present {
+        assert!(
+            list.contains(*name),
+            "{state}: {name} is not listed: {list:?}"
+        );
+    }
+    for name in absent {
+        assert!(!list.contains(*name), "{state}: {name} is listed: {list:?}");
+    }
+}
+
+const ALWAYS: &[&str] = &[
+    "chrome",
+    "chrome_list_connections",
+    "hide_tools",
+    "show_tools",
+    "list_api_tags",
+    "search_api_documentation",
+];
+const PAGE_TOOLS: &[&str] = &["navigate", "snapshot", "click_element", "evaluate"];
+const WAIT: Duration = Duration::from_secs(10);
+
+/// Waits for tools/list_changed notifications after the first `before` until the list has
+/// every tool of `present` and none of `absent`; returns it. (A notification of an earlier
+/// change may still be on its way, so one notification alone proves nothing.)
+async fn expect_list(
+    client: &Client,
+    changes: &ListChanges,
+    mut before: usize,
+    state: &str,
+    present: &[&str],
+    absent: &[&str],
+) -> BTreeSet<String> {
+    let deadline = tokio::time::Instant::now() + WAIT;
+    loop {
+        let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+        assert!(
+            changes.after(before, left).await,
+            "{state}: no tools/list_changed (list now: {:?})",
+            listed(client).await
+        );
+        before = changes.seen();
+        let list = listed(client).await;
+        let fits =
+            present.iter().all(|t| list.contains(*t)) && absent.iter().all(|t| !list.contains(*t));
+        if fits {
+            return list;
+        }
+        if tokio::time::Instant::now() >= deadline {
+            assert_lists(&list, state, present, absent);
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dynamic_tool_list_follows_the_browser_through_the_four_states() {
+    if !browser_available() {
+        return;
+    }
+    let base = fixture_server().await;
+    // The environment variable turns it on as well as the flag.
+    let (client, changes, _dir) = start(&[], &[("DEVLENS_DYNAMIC_TOOLS", "1")]).await;
+    let capabilities = client
+        .peer_info()
+        .map(|i| i.capabilities.clone())
+        .expect("server info");
+    assert_eq!(
+        capabilities.tools.and_then(|t| t.list_changed),
+        Some(true),
+        "listChanged is advertised"
+    );
+
+    // Not connected: entry tools and the always-on ones.
+    let list = listed(&client).await;
+    assert_lists(
+        &list,
+        "not connected",
+        ALWAYS,
+        &[
+            "navigate",
+            "snapshot",
+            "target",
+            "enable_debug_tools",
+            "breakpoint",
+            "step",
+        ],
+    );
+    // A tool the state leaves out still answers, with what to do first.
+    let message = err(&client, "snapshot", json!({})).await;
+    assert!(message.contains("chrome action `launch`"), "{message}");
+
+    // Connected: page tools and enable_debug_tools.
+    let before = changes.seen();
+    let launched = ok(&client, "chrome", json!({ "action": "launch" })).await;
+    expect_list(
+        &client,
+        &changes,
+        before,
+        "connected",
+        &[
+            ALWAYS,
+            PAGE_TOOLS,
+            &["target", "get_console_logs", "enable_debug_tools"],
+        ]
+        .concat(),
+        &["breakpoint", "execution", "step", "call_stack"],
+    )
+    .await;
+    ok(&client, "navigate", json!({ "url": format!("{base}/") })).await;
+    let message = err(&client, "step", json!({ "direction": "over" })).await;
+    assert!(message.contains("not paused"), "{message}");
+
+    // Debugging: breakpoints, pausing, exceptions.
+    let before = changes.seen();
+    ok(&client, "enable_debug_tools", json!({})).await;
+    let debugging_tools: &[&str] = &[
+        "breakpoint",
+        "execution",
+        "pause_on_exceptions",
+        "wait_for_pause",
+    ];
+    expect_list(
+        &client,
+        &changes,
+        before,
+        "debugging",
+        &[ALWAYS, PAGE_TOOLS, debugging_tools].concat(),
+        &[
+            "enable_debug_tools",
+            "step",
+            "call_stack",
+            "evaluate_in_frame",
+        ],
+    )
+    .await;
+
+    // Paused by a click: stepping tools; page tools that wait on the page are out of the way.
+    let set = ok(
+        &client,
+        "breakpoint",
+        json!({ "action": "set", "url": "app.js", "lineNumber": 2 }),
+    )
+    .await;
+    let breakpoint_id = set.data["breakpoint"]["id"]
+        .as_str()
+        .expect("breakpoint id")
+        .to_string();
+    let before = changes.seen();
+    let clicked = ok(&client, "click_element", json!({ "element": "#buy" })).await;
+    assert!(clicked.text.contains("Paused"), "{}", clicked.text);
+    let paused_tools: &[&str] = &[
+        "step",
+        "call_stack",
+        "evaluate_in_frame",
+        "execution",
+        "breakpoint",
+        "get_console_logs",
+    ];
+    expect_list(
+        &client,
+        &changes,
+        before,
+        "paused",
+        &[ALWAYS, paused_tools].concat(),
+        &[
+            "click_element",
+            "snapshot",
+            "navigate",
+            "enable_debug_tools",
+        ],
+    )
+    .await;
+    ok(&client, "step", json!({ "direction": "over" })).await;
+
+    // Resumed: back to debugging.
+    let before = changes.seen();
+    ok(&client, "execution", json!({ "action": "resume" })).await;
+    expect_list(
+        &client,
+        &changes,
+        before,
+        "debugging again",
+        debugging_tools,
+        &["step"],
+    )
+    .await;
+
+    // A pause nobody called for: a timer hits the breakpoint after the call returned.
+    ok(
+        &client,
+        "evaluate",
+        json!({ "expression": "setTimeout(() => price(1, 1), 800); 'scheduled'" }),
+    )
+    .await;
+    let list = listed(&client).await;
+    assert!(!list.contains("step"), "not paused yet: {list:?}");
+    let before = changes.seen();
+    expect_list(
+        &client,
+        &changes,
+        before,
+        "paused by a timer",
+        &["step", "call_stack"],
+        &["click_element"],
+    )
+    .await;
+    ok(
+        &client,
+        "breakpoint",
+        json!({ "action": "remove", "breakpointId": breakpoint_id }),
+    )
+    .await;
+    let before = changes.seen();
+    ok(&client, "execution", json!({ "action": "resume" })).await;
+    expect_list(
+        &client,
+        &changes,
+        before,
+        "resumed",
+        debugging_tools,
+        &["step"],
+    )
+    .await;
+
+    // The browser dies outside devlens: back to the entry tools.
+    let pid = launched.data["pid"].as_u64().expect("launched browser pid");
+    let before = changes.seen();
+    let killed = std::process::Command::new("kill")
+        .args(["-9", &pid.to_string()])
+        .status()
+        .expect("kill");
+    assert!(killed.success());
+    expect_list(
+        &client,
+        &changes,
+        before,
+        "not connected again",
+        ALWAYS,
+        &["navigate", "snapshot", "breakpoint", "step"],
+    )
+    .await;
+    let message = err(&client, "snapshot", json!({})).await;
+    assert!(message.contains("closed or crashed"), "{message}");
+
+    client.cancel().await.expect("close");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fixed_tool_list_stays_put_and_wrong_state_calls_say_what_to_do_first() {
+    let (client, changes, _dir) = start(&["--tools", "browser,debugger"], &[]).await;
+    let all = listed(&client).await;
+    assert_lists(
+        &all,
+        "fixed",
+        &[
+            PAGE_TOOLS,
+            &[
+                "chrome",
+                "enable_debug_tools",
+                "breakpoint",
+                "step",
+                "hide_tools",
+                "show_tools",
+            ],
+        ]
+        .concat(),
+        &["list_api_tags"],
+    );
+
+    // Not connected: every page and debugger tool says how to start.
+    for (tool, args) in [
+        ("snapshot", json!({})),
+        ("navigate", json!({ "url": "about:blank" })),
+        ("enable_debug_tools", json!({})),
+        ("breakpoint", json!({ "action": "list" })),
+        ("step", json!({ "direction": "over" })),
+        ("call_stack", json!({})),
+        ("execution", json!({ "action": "resume" })),
+        ("evaluate_in_frame", json!({ "expression": "1" })),
+    ] {
+        let message = err(&client, tool, args).await;
+        assert!(
+            message.contains("no browser connected") && message.contains("chrome action `launch`"),
+            "{tool}: {message}"
+        );
+    }
+
+    if browser_available() {
+        let base = fixture_server().await;
+        ok(&client, "chrome", json!({ "action": "launch" })).await;
+        ok(&client, "navigate", json!({ "url": format!("{base}/") })).await;
+        // Connected, debugger off or on but not paused: say how to get a pause.
+        for (tool, args) in [
+            ("step", json!({ "direction": "over" })),
+            ("call_stack", json!({})),
+            ("evaluate_in_frame", json!({ "expression": "1" })),
+            ("execution", json!({ "action": "resume" })),
+        ] {
+            let message = err(&client, tool, args).await;
+            assert!(
+                message.contains("not paused") && message.contains("`breakpoint`"),
+                "{tool}: {message}"
+            );
+        }
+        ok(&client, "enable_debug_tools", json!({})).await;
+        let message = err(&client, "step", json!({ "direction": "into" })).await;
+        assert!(message.contains("not paused"), "{message}");
+        assert_eq!(listed(&client).await, all, "the list does not move");
+        ok(&client, "chrome_disconnect", json!({})).await;
+    }
+    assert!(
+        !changes.after(0, Duration::from_millis(600)).await,
+        "no tools/list_changed without --dynamic-tools unless asked for"
+    );
+    client.cancel().await.expect("close");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hide_and_show_tools_by_name_glob_and_family() {
+    let (client, changes, _dir) = start(&[], &[]).await;
+    let all = listed(&client).await;
+
+    let hidden = ok(
+        &client,
+        "hide_tools",
+        json!({ "tools": ["*css*", "chrome_*", "snapshot"] }),
+    )
+    .await;
+    for name in ["inject_css", "remove_css", "chrome_disconnect", "snapshot"] {
+        assert!(hidden.text.contains(name), "{}", hidden.text);
+    }
+    assert!(
+        changes.after(0, WAIT).await,
+        "hide_tools announces the change"
+    );
+    let list = listed(&client).await;
+    assert_lists(
+        &list,
+        "after hide",
+        &["chrome", "screenshot", "hide_tools", "show_tools"],
+        &[
+            "inject_css",
+            "remove_css",
+            "chrome_list_connections",
+            "chrome_disconnect",
+            "snapshot",
+        ],
+    );
+    assert_eq!(hidden.data["listed"], list.len());
+
+    // A hidden tool says so and how to get it back.
+    let message = err(&client, "inject_css", json!({ "css": "p {}" })).await;
+    assert!(
+        message.contains("hidden") && message.contains("show_tools"),
+        "{message}"
+    );
+
+    // Refusals change nothing.
+    let message = err(&client, "hide_tools", json!({ "tools": ["show_tools"] })).await;
+    assert!(message.contains("cannot be hidden"), "{message}");
+    let message = err(
+        &client,
+        "hide_tools",
+        json!({ "tools": ["snapshto", "navigate"] }),
+    )
+    .await;
+    assert!(
+        message.contains("did you mean") && message.contains("snapshot"),
+        "{message}"
+    );
+    let message = err(&client, "hide_tools", json!({ "tools": ["browser_*"] })).await;
+    assert!(message.contains("\"browser\""), "{message}");
+    let message = err(&client, "show_tools", json!({ "tools": ["nothing*"] })).await;
+    assert!(message.contains("matches no tool"), "{message}");
+    assert!(listed(&client).await.contains("navigate"), "all or nothing");
+    // A glob that also matches the meta tools leaves them listed.
+    let kept = ok(&client, "hide_tools", json!({ "tools": ["*_tools"] })).await;
+    assert!(kept.text.contains("stay listed"), "{}", kept.text);
+    assert!(listed(&client).await.contains("show_tools"));
+
+    // A family by name.
+    let before = changes.seen();
+    ok(&client, "hide_tools", json!({ "tools": ["debugger"] })).await;
+    assert!(changes.after(before, WAIT).await);
+    assert_lists(
+        &listed(&client).await,
+        "debugger hidden",
+        &["navigate"],
+        &["step", "breakpoint"],
+    );
+
+    // Show one, then everything.
+    let shown = ok(&client, "show_tools", json!({ "tools": ["snapshot"] })).await;
+    assert!(shown.text.contains("shown: snapshot"), "{}", shown.text);
+    let before = changes.seen();
+    ok(&client, "show_tools", json!({ "tools": ["*"] })).await;
+    assert!(changes.after(before, WAIT).await);
+    assert_eq!(listed(&client).await, all);
+    // Nothing changed, nothing announced.
+    let before = changes.seen();
+    let again = ok(&client, "show_tools", json!({ "tools": ["*css*"] })).await;
+    assert!(again.text.contains("were not hidden"), "{}", again.text);
+    assert!(!changes.after(before, Duration::from_millis(600)).await);
+    client.cancel().await.expect("close");
+}
