@@ -322,7 +322,10 @@ impl Tab {
             Some(target) => Some(self.node_key(target).await?),
             None => None,
         };
-        let docs = self.documents().await?;
+        // The title does not depend on the tree: ask for both at once.
+        let (docs, info) = futures::join!(self.documents(), self.info());
+        let docs = docs?;
+        let info = info.ok();
         let tree = Merged::new(&docs);
         let start: Vec<String> = match root_node {
             Some(node) => tree.by_backend.get(&node).cloned().into_iter().collect(),
@@ -345,7 +348,6 @@ impl Tab {
             }
         }
         let ref_count = lines.iter().filter(|l| l.contains("[ref=e")).count();
-        let info = self.info().await.ok();
         let total_lines = lines.len();
         let page: Vec<String> = lines.into_iter().skip(options.offset).take(limit).collect();
         let end = options.offset.saturating_add(page.len());
@@ -366,20 +368,24 @@ impl Tab {
     /// ones Chrome renders in the page's process through the tab's session, cross-site ones
     /// through their own.
     async fn documents(&self) -> Result<Vec<Document>> {
-        let nodes = |v: Value| match v.get("nodes") {
-            Some(Value::Array(a)) => a.clone(),
+        let nodes = |v: Value| match v {
+            Value::Object(mut o) => match o.remove("nodes") {
+                Some(Value::Array(a)) => a,
+                _ => Vec::new(),
+            },
             _ => Vec::new(),
         };
-        let main = self
-            .call(Raw::new("Accessibility.getFullAXTree", json!({})))
-            .await?;
+        // The page's tree is most of the time; list its frames meanwhile.
+        let (main, local) = futures::join!(
+            self.call(Raw::new("Accessibility.getFullAXTree", json!({}))),
+            self.local_frames()
+        );
         let mut docs = vec![Document {
             realm: Realm::Page,
-            nodes: nodes(main),
+            nodes: nodes(main?),
             owner: None,
             url: String::new(),
         }];
-        let local = self.local_frames().await;
         for frame in &local {
             let Some(owner) = self.frame_owner(&Realm::Page, &frame.frame_id).await else {
                 continue;
