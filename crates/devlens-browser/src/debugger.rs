@@ -17,7 +17,9 @@ use std::fmt::Write as _;
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 
-use chromiumoxide::cdp::js_protocol::debugger::{EventPaused, EventResumed, EventScriptParsed};
+use chromiumoxide::cdp::js_protocol::debugger::{
+    EventPaused, EventResumed, EventScriptParsed, PausedReason,
+};
 use futures::StreamExt;
 use futures::stream::{BoxStream, select_all};
 use serde::{Deserialize, Serialize};
@@ -68,6 +70,12 @@ pub(crate) struct DebuggerState {
     /// Breakpoints whose URL matched no script nor original source yet: bound in original
     /// sources when a source map that has them loads.
     pending: Vec<(String, BreakpointRequest)>,
+    /// While breakpoints are pending: Chrome's id of the instrumentation breakpoint that stops
+    /// each script with a source map before it runs, so they bind before its first line.
+    instrumentation: Option<String>,
+    /// One binding of pending breakpoints at a time (a map load and an instrumentation pause
+    /// can both try); the second waits until the first is done.
+    binding: Arc<tokio::sync::Mutex<()>>,
     maps: ScriptMaps,
     next_breakpoint: u64,
     /// The `Debugger.paused` parameters of the current pause.
@@ -734,8 +742,51 @@ async fn load_script_map(page: chromiumoxide::Page, weak: Weak<TabState>, job: M
     bind_pending(&page, &state, &map).await;
 }
 
+/// A script with a source map is about to run while breakpoints are pending: once its map has
+/// loaded and they are bound, let it run.
+async fn before_mapped_script(
+    page: chromiumoxide::Page,
+    weak: Weak<TabState>,
+    ev: Arc<EventPaused>,
+) {
+    let script = ev
+        .data
+        .as_ref()
+        .and_then(|d| d.get("scriptId"))
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_string();
+    let Some(state) = weak.upgrade() else { return };
+    let mut changed = state.debugger_mut().maps.subscribe();
+    // Events come on one stream per type: the script's `scriptParsed` (which starts the load)
+    // may not have been handled yet.
+    let _ = tokio::time::timeout(sourcemap::LOAD_WAIT, async {
+        while state.debugger_mut().maps.is_pending(&script) {
+            if changed.changed().await.is_err() {
+                break;
+            }
+        }
+    })
+    .await;
+    let map = state.debugger_mut().maps.get(&script);
+    if let Some(map) = map {
+        bind_pending(&page, &state, &map).await;
+    }
+    state.debugger_mut().resumes_expected += 1;
+    if page
+        .execute(Raw::new("Debugger.resume", json!({})))
+        .await
+        .is_err()
+    {
+        let mut d = state.debugger_mut();
+        d.resumes_expected = d.resumes_expected.saturating_sub(1);
+    }
+}
+
 /// Binds the breakpoints waiting for an original source this map has.
 async fn bind_pending(page: &chromiumoxide::Page, state: &TabState, map: &ScriptMap) {
+    let binding = state.debugger_mut().binding.clone();
+    let _one_at_a_time = binding.lock().await;
     let todo: Vec<(String, BreakpointRequest, usize)> = {
         let mut d = state.debugger_mut();
         let mut todo = Vec::new();
@@ -763,6 +814,26 @@ async fn bind_pending(page: &chromiumoxide::Page, state: &TabState, map: &Script
                 record_bound(state, &id, &v.result, &page_url);
             }
         }
+    }
+    stop_instrumentation_if_idle(page, state).await;
+}
+
+/// Takes the instrumentation breakpoint away once no breakpoint is pending.
+async fn stop_instrumentation_if_idle(page: &chromiumoxide::Page, state: &TabState) {
+    let id = {
+        let mut d = state.debugger_mut();
+        if !d.pending.is_empty() {
+            return;
+        }
+        d.instrumentation.take()
+    };
+    if let Some(id) = id {
+        let _ = page
+            .execute(Raw::new(
+                "Debugger.removeBreakpoint",
+                json!({ "breakpointId": id }),
+            ))
+            .await;
     }
 }
 
@@ -964,6 +1035,14 @@ impl Tab {
         let listener = tokio::spawn(async move {
             while let Some(event) = events.next().await {
                 let Some(state) = weak.upgrade() else { break };
+                // Not a pause for the user: a script with a map is about to run while
+                // breakpoints wait for it.
+                if let DebugEvent::Paused(ev) = &event
+                    && ev.reason == PausedReason::Instrumentation
+                {
+                    tokio::spawn(before_mapped_script(page.clone(), weak.clone(), ev.clone()));
+                    continue;
+                }
                 // Maps load beside the listener, which must keep up with pauses.
                 if let DebugEvent::Script(ev) = &event
                     && let Some(job) = map_job(&state, ev)
@@ -1107,6 +1186,7 @@ impl Tab {
                 .debugger_mut()
                 .pending
                 .push((info.id.clone(), req.clone()));
+            self.watch_mapped_scripts().await;
             let status = self.debugger_status();
             let known = status.scripts;
             notes.push(if known.is_empty() {
@@ -1257,6 +1337,47 @@ impl Tab {
         })
     }
 
+    /// Stops each script with a source map before it runs (while breakpoints are pending), so
+    /// a breakpoint in its original sources binds before its first line.
+    async fn watch_mapped_scripts(&self) {
+        if self.state().debugger_mut().instrumentation.is_some() {
+            return;
+        }
+        match self
+            .call(Raw::new(
+                "Debugger.setInstrumentationBreakpoint",
+                json!({ "instrumentation": "beforeScriptWithSourceMapExecution" }),
+            ))
+            .await
+        {
+            Ok(v) => {
+                let id = v
+                    .get("breakpointId")
+                    .and_then(Value::as_str)
+                    .map(str::to_string);
+                let stale = {
+                    let mut d = self.state().debugger_mut();
+                    if d.instrumentation.is_some() {
+                        id
+                    } else {
+                        d.instrumentation = id;
+                        None
+                    }
+                };
+                if let Some(id) = stale {
+                    let _ = self
+                        .call(Raw::new(
+                            "Debugger.removeBreakpoint",
+                            json!({ "breakpointId": id }),
+                        ))
+                        .await;
+                }
+            }
+            // Older browsers: pending breakpoints still bind, only after the script's first run.
+            Err(e) => tracing::debug!("no instrumentation breakpoint: {e}"),
+        }
+    }
+
     /// Waits (at most `limit`) for source maps still loading.
     async fn wait_maps(&self, limit: Duration) {
         let mut changed = {
@@ -1348,6 +1469,7 @@ impl Tab {
             d.chrome_ids.remove(id);
             d.pending.retain(|(p, _)| p != id);
         }
+        stop_instrumentation_if_idle(self.page(), self.state()).await;
         let mut list = self.list_breakpoints();
         list.removed = Some(id.to_string());
         Ok(list)

@@ -81,6 +81,7 @@ impl ScriptMaps {
         }
         self.order.push_back(script.to_string());
         self.by_script.insert(script.to_string(), MapState::Loading);
+        self.changed.send_modify(|n| *n += 1);
         true
     }
 
@@ -103,6 +104,11 @@ impl ScriptMaps {
             MapState::Failed(e) => Some(e),
             _ => None,
         }
+    }
+
+    /// Loading, or not even started (its `scriptParsed` not handled yet).
+    pub fn is_pending(&self, script: &str) -> bool {
+        matches!(self.by_script.get(script), Some(MapState::Loading) | None)
     }
 
     pub fn loading(&self) -> bool {

@@ -690,12 +690,36 @@ fn a_breakpoint_in_a_source_not_loaded_yet_binds_when_its_bundle_loads() {
             .expect("set");
         assert!(set.breakpoint.locations.is_empty(), "{}", set.to_text());
         let id = set.breakpoint.id.clone();
-        tab.navigate(
-            &Navigation::Url(format!("{}/sm/page", server().await)),
-            None,
-        )
-        .await
-        .expect("load the bundle page");
+        // Line 7 runs as soon as the bundle loads: it still binds in time (the bundle waits
+        // for its map while breakpoints are pending).
+        let on_load = tab
+            .set_breakpoint(&BreakpointRequest {
+                url: "src/discount.js".into(),
+                line: 7,
+                ..Default::default()
+            })
+            .await
+            .expect("set");
+        let outcome = tab
+            .navigate(
+                &Navigation::Url(format!("{}/sm/page", server().await)),
+                None,
+            )
+            .await
+            .expect("load the bundle page");
+        let text = outcome.to_text();
+        let ctx = outcome.paused.as_deref().expect("paused while loading");
+        assert_eq!(ctx.location.url, "/sm/src/discount.js", "{text}");
+        assert_eq!(ctx.location.line, 7, "{text}");
+        assert_eq!(
+            ctx.hit_breakpoints,
+            vec![on_load.breakpoint.id.clone()],
+            "{text}"
+        );
+        tab.remove_breakpoint(&on_load.breakpoint.id)
+            .await
+            .expect("remove");
+        tab.resume().await.expect("resume");
         // The inline map loads beside the page; the breakpoint binds when it has.
         let start = Instant::now();
         let bp = loop {

@@ -61,7 +61,8 @@ pub enum BreakpointAction {
 pub struct BreakpointArgs {
     /// set: needs url and lineNumber; remove: needs breakpointId; list: nothing.
     pub action: BreakpointAction,
-    /// set: the script's full URL or its end (`app.js`, `/js/app.js`); `*` matches anything.
+    /// set: the script's full URL or its end (`app.js`, `/js/app.js`), or an original source
+    /// of a source-mapped bundle (`src/cart.ts`); `*` matches anything.
     #[serde(default)]
     pub url: Option<String>,
     /// set: 1-based line.
@@ -163,7 +164,8 @@ macro_rules! on_debug_tab {
 #[tool_router(router = debugger_tools, vis = "pub(crate)")]
 impl DevlensServer {
     /// Turn the JavaScript debugger on for the active tab (other debugger tools do it on first
-    /// use): says the breakpoints, exception pausing and the scripts loaded.
+    /// use): says the breakpoints, exception pausing, the scripts loaded and their original
+    /// sources (source maps).
     #[tool(
         name = "enable_debug_tools",
         annotations(title = "Enable the debugger", read_only_hint = false, destructive_hint = false, idempotent_hint = true, open_world_hint = false),
@@ -176,8 +178,9 @@ impl DevlensServer {
         on_debug_tab!(self, &args.connection_id, |tab| tab.enable_debugger().await)
     }
 
-    /// Breakpoints: set one by script URL (or its end, e.g. app.js) and 1-based line, with an
-    /// optional condition; remove one by id; list them. Then trigger the code (click_element,
+    /// Breakpoints: set one by script URL (or its end, e.g. app.js; with source maps, the
+    /// original file, e.g. src/cart.ts) and 1-based line, with an optional condition; remove
+    /// one by id; list them. Then trigger the code (click_element,
     /// navigate, evaluate): the call returns with where the page paused.
     #[tool(
         name = "breakpoint",
