@@ -338,6 +338,8 @@ async fn dynamic_tool_list_follows_the_browser_through_the_four_states() {
         "execution",
         "breakpoint",
         "get_console_logs",
+        "snapshot",
+        "screenshot",
     ];
     expect_list(
         &client,
@@ -347,7 +349,7 @@ async fn dynamic_tool_list_follows_the_browser_through_the_four_states() {
         &[ALWAYS, paused_tools].concat(),
         &[
             "click_element",
-            "snapshot",
+            "query_elements",
             "navigate",
             "enable_debug_tools",
         ],
@@ -488,6 +490,35 @@ async fn fixed_tool_list_stays_put_and_wrong_state_calls_say_what_to_do_first() 
         ok(&client, "enable_debug_tools", json!({})).await;
         let message = err(&client, "step", json!({ "direction": "into" })).await;
         assert!(message.contains("not paused"), "{message}");
+
+        // Paused: tools that would wait on the page answer at once with what to do.
+        ok(
+            &client,
+            "breakpoint",
+            json!({ "action": "set", "url": "app.js", "lineNumber": 2 }),
+        )
+        .await;
+        ok(&client, "click_element", json!({ "element": "#buy" })).await;
+        for (tool, args) in [
+            ("click_element", json!({ "element": "#buy" })),
+            ("query_elements", json!({ "selector": "button" })),
+            ("fill_element", json!({ "element": "#out", "value": "x" })),
+            ("type_text", json!({ "text": "abc" })),
+            ("inject_css", json!({ "css": "p { color: red }" })),
+            ("navigate", json!({ "action": "reload" })),
+        ] {
+            let started = std::time::Instant::now();
+            let message = err(&client, tool, args).await;
+            assert!(
+                message.contains("paused") && message.contains("`execution` action resume"),
+                "{tool}: {message}"
+            );
+            assert!(started.elapsed() < Duration::from_secs(5), "{tool} waited");
+        }
+        let seen = ok(&client, "snapshot", json!({})).await;
+        assert!(seen.text.contains("button \"Buy\""), "{}", seen.text);
+        ok(&client, "execution", json!({ "action": "resume" })).await;
+        ok(&client, "click_element", json!({ "element": "#out" })).await;
         assert_eq!(listed(&client).await, all, "the list does not move");
         ok(&client, "chrome_disconnect", json!({})).await;
     }
