@@ -55,6 +55,8 @@ const EVAL_VALUE_CHARS: usize = 2000;
 const SOURCE_CACHE: usize = 16;
 /// Script URLs remembered (scriptParsed), for frames without a URL and for suggestions.
 const SCRIPT_URLS: usize = 2000;
+/// Steps taken through bundle code without a mapping before showing where it stopped anyway.
+const GLUE_STEPS: usize = 10;
 /// How long setting a breakpoint or showing a pause waits for source maps still loading.
 const MAP_WAIT: Duration = Duration::from_secs(3);
 
@@ -1885,24 +1887,61 @@ impl Tab {
     /// variables the step changed marked.
     pub async fn step(&self, direction: StepDirection) -> Result<ExecutionOutcome> {
         self.paused_raw()?;
-        let seq = self.pause_seq();
-        self.send_resuming(Raw::new(direction.method(), json!({})))
-            .await?;
         let action = format!("stepped {}", direction.as_str());
-        if self.wait_pause_after(seq, STEP_WAIT).await {
-            return Ok(ExecutionOutcome {
-                action,
-                paused: Some(self.build_context(true).await?),
-                notes: Vec::new(),
-            });
+        // A step in a bundle can stop in glue code its source map leaves out; step on, as
+        // DevTools does, until the code maps again (or is not source-mapped at all).
+        for _ in 0..=GLUE_STEPS {
+            let seq = self.pause_seq();
+            self.send_resuming(Raw::new(direction.method(), json!({})))
+                .await?;
+            if !self.wait_pause_after(seq, STEP_WAIT).await {
+                return Ok(ExecutionOutcome {
+                    action,
+                    paused: None,
+                    notes: vec![format!(
+                        "the script ran to its end: nothing paused within {} s",
+                        STEP_WAIT.as_secs()
+                    )],
+                });
+            }
+            if !self.stopped_in_unmapped_code() {
+                break;
+            }
         }
         Ok(ExecutionOutcome {
             action,
-            paused: None,
-            notes: vec![format!(
-                "the script ran to its end: nothing paused within {} s",
-                STEP_WAIT.as_secs()
-            )],
+            paused: Some(self.build_context(true).await?),
+            notes: Vec::new(),
+        })
+    }
+
+    /// The page stopped (not at a breakpoint) where its script's source map maps nothing.
+    fn stopped_in_unmapped_code(&self) -> bool {
+        let d = self.state().debugger_mut();
+        let Some(paused) = d.paused.clone() else {
+            return false;
+        };
+        if paused
+            .get("hitBreakpoints")
+            .and_then(Value::as_array)
+            .is_some_and(|h| !h.is_empty())
+        {
+            return false;
+        }
+        let Some(top) = paused.pointer("/callFrames/0") else {
+            return false;
+        };
+        let script = top
+            .pointer("/location/scriptId")
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        d.maps.get(script).is_some_and(|m| {
+            m.map
+                .original(
+                    num(top, "/location/lineNumber") as u32,
+                    num(top, "/location/columnNumber") as u32,
+                )
+                .is_none()
         })
     }
 
