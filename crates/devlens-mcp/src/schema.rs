@@ -17,7 +17,27 @@ const RUST_NUMBER_FORMATS: &[&str] = &[
 /// enums referenced once inlined, no Rust formats or implied bounds.
 pub fn compact_input_schema(schema: &mut Map<String, Value>) {
     schema.remove("$schema");
+    if let Some(Value::Object(defs)) = schema.get_mut("$defs") {
+        for definition in defs.values_mut() {
+            if let Value::Object(definition) = definition {
+                const_unions_to_enums(definition);
+            }
+        }
+    }
     let defs = schema.get("$defs").and_then(Value::as_object).cloned();
+    inline_single_use_definitions(schema);
+    optional_properties_without_null(schema, defs.as_ref());
+    strip_rust_formats(schema);
+    drop_unused_defs(schema);
+}
+
+/// Applies [`drop_null_alternative`] to the optional properties of an object schema and of the
+/// object schemas nested in it.
+fn optional_properties_without_null(
+    schema: &mut Map<String, Value>,
+    defs: Option<&Map<String, Value>>,
+) {
+    const_unions_to_enums(schema);
     let required: Vec<String> = schema
         .get("required")
         .and_then(Value::as_array)
@@ -30,15 +50,104 @@ pub fn compact_input_schema(schema: &mut Map<String, Value>) {
         .unwrap_or_default();
     if let Some(Value::Object(properties)) = schema.get_mut("properties") {
         for (name, property) in properties.iter_mut() {
-            if let Value::Object(property) = property
-                && !required.contains(name)
-            {
-                drop_null_alternative(property, defs.as_ref());
+            if let Value::Object(property) = property {
+                if !required.contains(name) {
+                    drop_null_alternative(property, defs);
+                }
+                optional_properties_without_null(property, defs);
             }
         }
     }
-    strip_rust_formats(schema);
-    drop_unused_defs(schema);
+}
+
+/// `oneOf: [{const: "a", description}, {const: "b", …}]` (how schemars writes a documented
+/// Rust enum) → `enum: ["a", "b"]`, the variants' descriptions folded into one line.
+fn const_unions_to_enums(schema: &mut Map<String, Value>) {
+    for key in ["oneOf", "anyOf"] {
+        let Some(Value::Array(alternatives)) = schema.get(key) else {
+            continue;
+        };
+        let mut values = Vec::new();
+        let mut explained = Vec::new();
+        for alternative in alternatives {
+            let Some(alternative) = alternative.as_object() else {
+                return;
+            };
+            let Some(constant) = alternative.get("const").and_then(Value::as_str) else {
+                return;
+            };
+            if alternative
+                .keys()
+                .any(|k| !matches!(k.as_str(), "const" | "type" | "description"))
+            {
+                return;
+            }
+            if let Some(description) = alternative.get("description").and_then(Value::as_str) {
+                explained.push(format!("{constant}: {}", description.trim_end_matches('.')));
+            }
+            values.push(Value::String(constant.to_string()));
+        }
+        schema.remove(key);
+        schema.insert("type".into(), Value::String("string".into()));
+        schema.insert("enum".into(), Value::Array(values));
+        if !explained.is_empty() && !schema.contains_key("description") {
+            schema.insert(
+                "description".into(),
+                Value::String(explained.join("; ") + "."),
+            );
+        }
+        return;
+    }
+}
+
+/// Replaces each `$ref` to a definition used only once by the definition itself: one level
+/// less for the reader, and the definition's name is not worth its tokens.
+fn inline_single_use_definitions(schema: &mut Map<String, Value>) {
+    let Some(Value::Object(defs)) = schema.get("$defs").cloned() else {
+        return;
+    };
+    let text = Value::Object(schema.clone()).to_string();
+    let single: Map<String, Value> = defs
+        .into_iter()
+        .filter(|(name, _)| text.matches(&format!("\"#/$defs/{name}\"")).count() == 1)
+        .collect();
+    if single.is_empty() {
+        return;
+    }
+    for (key, value) in schema.iter_mut() {
+        if key != "$defs" {
+            inline_refs(value, &single);
+        }
+    }
+}
+
+fn inline_refs(value: &mut Value, single: &Map<String, Value>) {
+    match value {
+        Value::Object(map) => {
+            let definition = map
+                .get("$ref")
+                .and_then(Value::as_str)
+                .and_then(|r| r.strip_prefix("#/$defs/"))
+                .and_then(|name| single.get(name))
+                .and_then(Value::as_object);
+            if let Some(definition) = definition {
+                map.remove("$ref");
+                // The referring property's own words win over the definition's.
+                for (key, value) in definition {
+                    map.entry(key.clone()).or_insert_with(|| value.clone());
+                }
+            }
+            for child in map.values_mut() {
+                inline_refs(child, single);
+            }
+        }
+        Value::Array(items) => {
+            for item in items {
+                inline_refs(item, single);
+            }
+        }
+        _ => {}
+    }
 }
 
 /// An output schema without `$schema` and Rust formats. Its `null`s stay: clients validate the
@@ -239,6 +348,44 @@ mod tests {
             compacted["$defs"], schema["$defs"],
             "both definitions still referred to"
         );
+    }
+
+    #[test]
+    fn documented_enums_become_enum_lists_and_single_definitions_are_inlined() {
+        let schema = json!({
+            "$defs": {
+                "Action": {"oneOf": [
+                    {"type": "string", "const": "list", "description": "The tabs."},
+                    {"type": "string", "const": "close", "description": "Close one."}
+                ]},
+                "Size": {"type": "object", "required": ["width"], "properties": {
+                    "width": {"type": "integer"},
+                    "scale": {"type": ["number", "null"], "description": "Pixel ratio."}
+                }}
+            },
+            "type": "object",
+            "required": ["action"],
+            "properties": {
+                "action": {"$ref": "#/$defs/Action"},
+                "mode": {"description": "Own words.", "$ref": "#/$defs/Action"},
+                "size": {"$ref": "#/$defs/Size"}
+            }
+        });
+        let compacted = compact(schema);
+        assert_eq!(
+            compacted["$defs"]["Action"],
+            json!({"type": "string", "enum": ["list", "close"],
+                   "description": "list: The tabs; close: Close one."}),
+            "used twice, so kept as a definition"
+        );
+        assert_eq!(
+            compacted["properties"]["size"],
+            json!({"type": "object", "required": ["width"], "properties": {
+                "width": {"type": "integer"},
+                "scale": {"type": "number", "description": "Pixel ratio."}
+            }})
+        );
+        assert!(compacted["$defs"].get("Size").is_none());
     }
 
     #[test]
