@@ -267,6 +267,30 @@ async fn debugger_tools_over_mcp_breakpoint_click_step_evaluate_resume() {
     .await;
     assert_eq!(out.data["value"], "36", "{}", out.text);
 
+    // An evaluate that runs into a breakpoint answers at once with the pause context.
+    let set = ok(
+        &client,
+        "breakpoint",
+        json!({ "action": "set", "url": "app.js", "lineNumber": 2 }),
+    )
+    .await;
+    let evaluated = ok(&client, "evaluate", json!({ "expression": "price(1, 2)" })).await;
+    assert!(
+        evaluated
+            .text
+            .starts_with("still running: it stopped in the debugger\nPaused (breakpoint) at price"),
+        "{}",
+        evaluated.text
+    );
+    assert_eq!(evaluated.data["paused"]["location"]["line"], 2);
+    ok(
+        &client,
+        "breakpoint",
+        json!({ "action": "remove", "breakpointId": set.data["breakpoint"]["id"] }),
+    )
+    .await;
+    ok(&client, "execution", json!({ "action": "resume" })).await;
+
     let message = err(&client, "execution", json!({ "action": "resume" })).await;
     assert!(message.contains("not paused"), "{message}");
     let exceptions = ok(
