@@ -43,7 +43,7 @@ pub use error::DocsError;
 pub use eval::{EvalReport, GoldenQuestion, parse_golden};
 pub use query::{QueryDocsInput, QueryDocsOutput, QueryRequest};
 pub use registry::{LibraryInfo, Registry};
-pub use resolve::LibraryMatch;
+pub use resolve::{LibraryMatch, Resolved};
 
 use crate::ingest::Pages;
 use crate::query::{Candidate, LibrarySummary};
@@ -163,6 +163,19 @@ impl std::fmt::Debug for Docs {
     }
 }
 
+/// Runs CPU or disk work from async code: on a multi-threaded runtime the worker hands its other
+/// tasks over first (`block_in_place`); elsewhere (a current-thread runtime, no runtime) it just
+/// runs, as `block_in_place` would panic there.
+fn blocking<T>(work: impl FnOnce() -> T) -> T {
+    let multi_thread = tokio::runtime::Handle::try_current()
+        .is_ok_and(|h| h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread);
+    if multi_thread {
+        tokio::task::block_in_place(work)
+    } else {
+        work()
+    }
+}
+
 /// Where the registry lives under a data dir.
 pub fn registry_path(data_dir: &DataDir) -> PathBuf {
     data_dir.subdir("docs").join("docs.sqlite")
@@ -179,6 +192,25 @@ impl Docs {
             embedder: tokio::sync::Mutex::new(None),
             indexes: Mutex::new(HashMap::new()),
         })
+    }
+
+    /// The docs of `config`'s data dir, opened once per process and data dir and shared: the
+    /// MCP tools, the REST API and every session use one registry connection and one set of
+    /// loaded indexes.
+    pub fn shared(config: &Config) -> Result<Arc<Self>, DocsError> {
+        static OPENED: std::sync::OnceLock<Mutex<HashMap<PathBuf, Arc<Docs>>>> =
+            std::sync::OnceLock::new();
+        let mut opened = OPENED
+            .get_or_init(Default::default)
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        let key = config.data_dir.root().to_path_buf();
+        if let Some(docs) = opened.get(&key) {
+            return Ok(Arc::clone(docs));
+        }
+        let docs = Arc::new(Self::open(config)?);
+        opened.insert(key, Arc::clone(&docs));
+        Ok(docs)
     }
 
     /// Docs over `registry_file` with a given embedder (`None`: keyword search only).
@@ -265,7 +297,7 @@ impl Docs {
                 let reading = |done, total| progress(IngestStage::Reading, done, total);
                 // Parsing and token counting are CPU work; a blocking section keeps it simple
                 // (the CLI awaits it, a server calls ingest rarely).
-                let pages = tokio::task::block_in_place(|| ingest::read_folder(&root, &reading))?;
+                let pages = blocking(|| ingest::read_folder(&root, &reading))?;
                 let label = std::fs::canonicalize(path)
                     .unwrap_or_else(|_| path.clone())
                     .display()
@@ -324,7 +356,7 @@ impl Docs {
                 _ => None,
             },
         };
-        tokio::task::block_in_place(|| registry.replace_version(&new))?;
+        blocking(|| registry.replace_version(&new))?;
         Ok(IngestReport {
             id,
             name,
@@ -420,7 +452,7 @@ impl Docs {
         request: &QueryRequest,
     ) -> Result<QueryDocsOutput, DocsError> {
         let (library, version) = self.locate(&request.library_id, request.version.as_deref())?;
-        let index = tokio::task::block_in_place(|| self.index(&library.id, &version))?;
+        let index = blocking(|| self.index(&library.id, &version))?;
 
         let mut notice = None;
         let query_vector = match index.model() {
@@ -580,16 +612,37 @@ pub fn embedding_texts(chunks: &[registry::StoredChunk]) -> (Vec<String>, Vec<us
         let key = (c.source.as_str(), c.section.as_str());
         let row = *of_section.entry(key).or_insert_with(|| {
             let body = prose.get(&key).copied().unwrap_or(c.content.as_str());
+            let body = summary(body);
             let mut cut = PROSE_CHARS.min(body.len());
             while !body.is_char_boundary(cut) {
                 cut -= 1;
             }
-            texts.push(format!("{}: {}", c.section, body[..cut].replace('\n', " ")));
+            texts.push(format!("{}: {}", c.section, &body[..cut]));
             texts.len() - 1
         });
         rows.push(row);
     }
     (texts, rows)
+}
+
+/// The sentences of a section's prose, without the parameter and option lists that API
+/// references put first (`- path {string}`): those say little about what a section is for. Falls
+/// back to the whole text when it is all list.
+fn summary(prose: &str) -> String {
+    let sentences: Vec<&str> = prose
+        .lines()
+        .map(str::trim)
+        .filter(|l| {
+            !l.is_empty()
+                && !l.starts_with(['-', '*', '|', '>', '+'])
+                && !l.chars().next().is_some_and(|c| c.is_ascii_digit())
+        })
+        .collect();
+    if sentences.is_empty() {
+        prose.split_whitespace().collect::<Vec<_>>().join(" ")
+    } else {
+        sentences.join(" ")
+    }
 }
 
 fn no_result_suggestions(index: &VersionIndex, request: &QueryRequest) -> Vec<String> {

@@ -25,6 +25,42 @@ pub struct LibraryMatch {
     pub score: f64,
 }
 
+/// The answer of `resolve_library_id` (and `devlens docs resolve --json`).
+#[derive(Debug, Clone, Serialize, PartialEq, schemars::JsonSchema)]
+pub struct Resolved {
+    /// Best first; empty when nothing stored is close.
+    pub matches: Vec<LibraryMatch>,
+}
+
+impl Resolved {
+    /// One line per match, its description indented below.
+    pub fn to_text(&self, name: &str) -> String {
+        if self.matches.is_empty() {
+            return format!(
+                "no library matches `{name}`; see `devlens docs list`, or add it with \
+                 `devlens docs add ID --path DIR`"
+            );
+        }
+        self.matches
+            .iter()
+            .map(|m| {
+                let mut line = format!(
+                    "{}  {}  [{}]  {} snippets",
+                    m.id,
+                    m.name,
+                    m.versions.join(", "),
+                    m.snippets
+                );
+                if !m.description.is_empty() {
+                    line.push_str(&format!("\n    {}", m.description));
+                }
+                line
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+}
+
 /// The ways a typed name may refer to a library, each with how much a match through it counts.
 fn name_variants(input: &str) -> Vec<(String, f64)> {
     let lower = input.trim().to_lowercase();

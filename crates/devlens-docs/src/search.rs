@@ -20,8 +20,10 @@ const FIELDS: &[KeywordField] = &[
 
 /// Candidates each retriever contributes before fusion.
 const DEPTH: usize = 100;
-/// RRF's `k` (Cormack et al.).
-const RRF_K: f32 = 60.0;
+/// RRF's `k`. Smaller than the paper's 60: only the first few results are returned, so the top
+/// of each list should count most. On the Node.js golden set (40 questions) hit@5 was 0.875 with
+/// k = 60 or 30 and 0.925 with k = 5, 10 or 20.
+const RRF_K: f32 = 10.0;
 /// Below this cosine a semantic-only hit is noise, not an answer.
 const MIN_COSINE: f32 = 0.2;
 

@@ -32,6 +32,7 @@ pub fn routes(services: Arc<Services>) -> Router {
         .route("/embed/reindex", post(embed_reindex))
         .route("/embed/status", get(embed_status))
         .route("/embed/search", post(embed_search))
+        .merge(crate::docs::routes())
         .with_state(services)
 }
 

@@ -7,6 +7,7 @@
 //! and the CLI call, and map failures to status codes.
 
 mod api;
+mod docs;
 mod guard;
 
 use std::{net::SocketAddr, sync::Arc};

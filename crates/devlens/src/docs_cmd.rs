@@ -124,12 +124,6 @@ struct ListedLibrary {
     snippets: usize,
 }
 
-/// `docs resolve --json`.
-#[derive(Serialize)]
-struct Matches {
-    matches: Vec<devlens_docs::LibraryMatch>,
-}
-
 #[derive(Serialize)]
 struct Removed {
     id: String,
@@ -208,35 +202,10 @@ pub async fn run(config: Config, args: DocsArgs) -> anyhow::Result<()> {
             })
         }
         DocsCommand::Resolve { name, query, json } => {
-            let matches = Matches {
+            let resolved = devlens_docs::Resolved {
                 matches: docs.resolve(&name, query.as_deref())?,
             };
-            print(json, &matches, || {
-                if matches.matches.is_empty() {
-                    return format!(
-                        "no library matches `{name}`; see `devlens docs list`, or add it with \
-                         `devlens docs add ID --path DIR`"
-                    );
-                }
-                matches
-                    .matches
-                    .iter()
-                    .map(|m| {
-                        let mut line = format!(
-                            "{}  {}  [{}]  {} snippets",
-                            m.id,
-                            m.name,
-                            m.versions.join(", "),
-                            m.snippets
-                        );
-                        if !m.description.is_empty() {
-                            line.push_str(&format!("\n    {}", m.description));
-                        }
-                        line
-                    })
-                    .collect::<Vec<_>>()
-                    .join("\n")
-            })
+            print(json, &resolved, || resolved.to_text(&name))
         }
         DocsCommand::Query {
             id,
