@@ -57,6 +57,8 @@ const SOURCE_CACHE: usize = 16;
 const SCRIPT_URLS: usize = 2000;
 /// Steps taken through bundle code without a mapping before showing where it stopped anyway.
 const GLUE_STEPS: usize = 10;
+/// How long an instrumentation pause waits for its script's `scriptParsed` to be handled.
+const UNKNOWN_SCRIPT_WAIT: Duration = Duration::from_secs(1);
 /// How long setting a breakpoint or showing a pause waits for source maps still loading.
 const MAP_WAIT: Duration = Duration::from_secs(3);
 
@@ -759,16 +761,22 @@ async fn before_mapped_script(
         .unwrap_or("")
         .to_string();
     let Some(state) = weak.upgrade() else { return };
-    let mut changed = state.debugger_mut().maps.subscribe();
     // Events come on one stream per type: the script's `scriptParsed` (which starts the load)
-    // may not have been handled yet.
-    let _ = tokio::time::timeout(sourcemap::LOAD_WAIT, async {
-        while state.debugger_mut().maps.is_pending(&script) {
-            if changed.changed().await.is_err() {
-                break;
-            }
-        }
-    })
+    // may not have been handled yet — briefly; a script devlens loads no map for (no URL)
+    // must not wait long.
+    wait_for_maps(
+        &state,
+        std::slice::from_ref(&script),
+        UNKNOWN_SCRIPT_WAIT,
+        true,
+    )
+    .await;
+    wait_for_maps(
+        &state,
+        std::slice::from_ref(&script),
+        sourcemap::LOAD_WAIT,
+        false,
+    )
     .await;
     let map = state.debugger_mut().maps.get(&script);
     if let Some(map) = map {
@@ -783,6 +791,35 @@ async fn before_mapped_script(
         let mut d = state.debugger_mut();
         d.resumes_expected = d.resumes_expected.saturating_sub(1);
     }
+}
+
+/// Waits until none of `scripts` (all scripts when empty) has its map loading — or, with
+/// `unknown`, until each is at least known — at most `limit`.
+async fn wait_for_maps(state: &TabState, scripts: &[String], limit: Duration, unknown: bool) {
+    let busy = |d: &DebuggerState| {
+        if scripts.is_empty() {
+            d.maps.loading()
+        } else if unknown {
+            scripts.iter().any(|s| d.maps.is_unknown(s))
+        } else {
+            scripts.iter().any(|s| d.maps.is_loading(s))
+        }
+    };
+    let mut changed = {
+        let d = state.debugger_mut();
+        if !busy(&d) {
+            return;
+        }
+        d.maps.subscribe()
+    };
+    let _ = tokio::time::timeout(limit, async {
+        while changed.changed().await.is_ok() {
+            if !busy(&state.debugger_mut()) {
+                break;
+            }
+        }
+    })
+    .await;
 }
 
 /// Binds the breakpoints waiting for an original source this map has.
@@ -1382,21 +1419,7 @@ impl Tab {
 
     /// Waits (at most `limit`) for source maps still loading.
     async fn wait_maps(&self, limit: Duration) {
-        let mut changed = {
-            let d = self.state().debugger_mut();
-            if !d.maps.loading() {
-                return;
-            }
-            d.maps.subscribe()
-        };
-        let _ = tokio::time::timeout(limit, async {
-            while changed.changed().await.is_ok() {
-                if !self.state().debugger_mut().maps.loading() {
-                    break;
-                }
-            }
-        })
-        .await;
+        wait_for_maps(self.state(), &[], limit, false).await;
     }
 
     /// Where a generated position comes from, when its script's source map knows.
@@ -1553,7 +1576,19 @@ impl Tab {
 
     async fn build_context(&self, compare: bool) -> Result<PauseContext> {
         let paused = self.paused_raw()?;
-        self.wait_maps(MAP_WAIT).await;
+        // Only the maps of the scripts on the stack matter here.
+        let stack_scripts: Vec<String> = paused
+            .get("callFrames")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .take(CONTEXT_FRAMES)
+            .filter_map(|f| f.pointer("/location/scriptId").and_then(Value::as_str))
+            .map(str::to_string)
+            .collect();
+        if !stack_scripts.is_empty() {
+            wait_for_maps(self.state(), &stack_scripts, MAP_WAIT, false).await;
+        }
         let page_url = self.url();
         let frames = paused
             .get("callFrames")

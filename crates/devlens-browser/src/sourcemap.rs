@@ -106,9 +106,13 @@ impl ScriptMaps {
         }
     }
 
-    /// Loading, or not even started (its `scriptParsed` not handled yet).
-    pub fn is_pending(&self, script: &str) -> bool {
-        matches!(self.by_script.get(script), Some(MapState::Loading) | None)
+    pub fn is_loading(&self, script: &str) -> bool {
+        matches!(self.by_script.get(script), Some(MapState::Loading))
+    }
+
+    /// Not even started (its `scriptParsed` not handled yet, or no map loaded for it).
+    pub fn is_unknown(&self, script: &str) -> bool {
+        !self.by_script.contains_key(script)
     }
 
     pub fn loading(&self) -> bool {
@@ -333,6 +337,10 @@ pub(crate) struct GeneratedPosition {
     pub column: u32,
 }
 
+/// Positions beyond this are not real code (and keep `+ 1` for 1-based lines safe).
+const MAX_POSITION: i64 = 1 << 30;
+/// Generated lines a map may describe (a bundle of more is not one a browser runs well).
+const MAX_LINES: usize = 4_000_000;
 /// How far below a line without code a breakpoint slides to the next line that has some.
 const SLIDE_LINES: u32 = 20;
 
@@ -378,12 +386,12 @@ impl SourceMap {
                             .into(),
                     );
                 };
-                self.add(
-                    inner,
-                    map_url,
-                    line0 + line,
-                    col0 * u32::from(line == 0) + col,
-                )?;
+                let col = if line == 0 {
+                    col0.saturating_add(col)
+                } else {
+                    col
+                };
+                self.add(inner, map_url, line0.saturating_add(line), col)?;
             }
             return Ok(());
         }
@@ -453,34 +461,44 @@ impl SourceMap {
                         f.len()
                     ));
                 }
-                gcol += f[0];
+                // Saturating: a hostile map must not overflow (positions past MAX_POSITION
+                // are dropped below).
+                gcol = gcol.saturating_add(f[0]);
                 let original = if f.len() >= 4 {
-                    source += f[1];
-                    oline += f[2];
-                    ocol += f[3];
+                    source = source.saturating_add(f[1]);
+                    oline = oline.saturating_add(f[2]);
+                    ocol = ocol.saturating_add(f[3]);
                     let named = (f.len() == 5).then(|| {
-                        name += f[4];
+                        name = name.saturating_add(f[4]);
                         name
                     });
-                    (source >= 0 && source < source_count as i64 && oline >= 0 && ocol >= 0).then(
-                        || Original {
+                    let valid = |v: i64| (0..=MAX_POSITION).contains(&v);
+                    (source >= 0 && source < source_count as i64 && valid(oline) && valid(ocol))
+                        .then(|| Original {
                             source: first_source + source as u32,
                             line: oline as u32,
                             column: ocol as u32,
-                            name: named.filter(|n| *n >= 0).map(|n| first_name + n as u32),
-                        },
-                    )
+                            name: named
+                                .filter(|n| (0..=MAX_POSITION).contains(n))
+                                .map(|n| first_name.saturating_add(n as u32)),
+                        })
                 } else {
                     None
                 };
-                if gcol < 0 {
+                let column = gcol.saturating_add(shift);
+                if !(0..=MAX_POSITION).contains(&column) {
                     continue;
+                }
+                if gen_line > MAX_LINES {
+                    return Err(format!(
+                        "the source map maps more than {MAX_LINES} generated lines"
+                    ));
                 }
                 if self.lines.len() <= gen_line {
                     self.lines.resize(gen_line + 1, Vec::new());
                 }
                 self.lines[gen_line].push(Segment {
-                    column: (gcol + shift) as u32,
+                    column: column as u32,
                     original,
                 });
             }
@@ -1034,6 +1052,15 @@ mod tests {
             SourceMap::parse(&bad.to_string(), "x")
                 .unwrap_err()
                 .contains("bad mapping")
+        );
+        // Hostile numbers neither panic nor allocate without bound.
+        let huge = serde_json::json!({"version": 3, "sources": ["a.js"], "mappings": "+/////D+/////D+/////D+/////D,+/////D+/////D+/////D+/////D;AAAA"});
+        assert!(SourceMap::parse(&huge.to_string(), "x").is_ok());
+        let far = serde_json::json!({"version": 3, "sections": [{"offset": {"line": 4294967295u32, "column": 0}, "map": section("a.js")}]});
+        assert!(
+            SourceMap::parse(&far.to_string(), "x")
+                .unwrap_err()
+                .contains("generated lines")
         );
         // An XSSI prefix is skipped.
         let ok = format!(")]}}'\n{}", section("a.js"));
