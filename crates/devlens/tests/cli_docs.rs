@@ -1,0 +1,442 @@
+//! The `devlens docs` commands, as a user or a script runs them: ingest, list, resolve, query and
+//! eval, with the `--json` shapes of the CLI contract.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use common::{devlens, model_dir, without_model};
+use predicates::prelude::*;
+use serde_json::Value;
+
+/// A small docs folder in four formats.
+fn widgets_docs(root: &Path) -> PathBuf {
+    let docs = root.join("widgets-docs");
+    std::fs::create_dir_all(docs.join("guide")).unwrap();
+    std::fs::write(
+        docs.join("index.md"),
+        "# Widgets\n\nWidgets render dashboards.\n\n## Installation\n\nInstall the package with \
+         npm.\n\n```bash\nnpm install @acme/widgets\n```\n\n## Configuration\n\nSet the theme \
+         and the refresh interval in `widgets.config.js`.\n\n### Refresh interval\n\nThe \
+         dashboard polls the server every `refreshMs` milliseconds.\n",
+    )
+    .unwrap();
+    std::fs::write(
+        docs.join("guide/charts.rst"),
+        "Charts\n======\n\nLine charts\n-----------\n\nDraw a line chart with ``lineChart(data)``.\n\n\
+         Example::\n\n    lineChart([1, 2, 3])\n",
+    )
+    .unwrap();
+    std::fs::write(
+        docs.join("guide/auth.html"),
+        "<html><head><title>Auth</title></head><body><nav><a href='/'>Home</a></nav>\
+         <h1>Authentication</h1><p>Widgets sign requests with an API token.</p>\
+         <h2 id='token-rotation'>Token rotation</h2><p>Rotate the token every 90 days.</p>\
+         </body></html>",
+    )
+    .unwrap();
+    std::fs::write(
+        docs.join("guide/faq.txt"),
+        "Widgets work offline once loaded.",
+    )
+    .unwrap();
+    docs
+}
+
+/// Runs devlens (no embedding model) with `args`, expects success, parses stdout as JSON.
+fn json_out(data: &Path, args: &[&str]) -> Value {
+    let mut cmd = devlens(data);
+    without_model(&mut cmd, data);
+    let output = cmd
+        .args(args)
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    serde_json::from_slice(&output).expect("stdout is JSON")
+}
+
+fn keys(value: &Value) -> Vec<&str> {
+    let mut keys: Vec<&str> = value
+        .as_object()
+        .expect("an object")
+        .keys()
+        .map(String::as_str)
+        .collect();
+    keys.sort();
+    keys
+}
+
+#[test]
+fn add_list_resolve_query_with_the_contract_shapes() {
+    let dir = tempfile::tempdir().unwrap();
+    let docs = widgets_docs(dir.path());
+    let added = json_out(
+        dir.path(),
+        &[
+            "docs",
+            "add",
+            "/acme/widgets",
+            "--path",
+            docs.to_str().unwrap(),
+            "--name",
+            "Widgets",
+            "--description",
+            "Dashboard widgets for the web",
+            "--version",
+            "2.1",
+            "--json",
+        ],
+    );
+    assert_eq!(added["pages"], 4);
+    assert_eq!(added["embedded"], false);
+    assert!(
+        added["notice"]
+            .as_str()
+            .unwrap()
+            .contains("keyword search only")
+    );
+
+    let list = json_out(dir.path(), &["docs", "list", "--json"]);
+    let libraries = list["libraries"].as_array().unwrap();
+    assert_eq!(libraries.len(), 1);
+    assert_eq!(keys(&libraries[0]), ["id", "name", "snippets", "versions"]);
+    assert_eq!(libraries[0]["id"], "/acme/widgets");
+    assert_eq!(libraries[0]["versions"][0], "2.1");
+    assert!(libraries[0]["snippets"].as_u64().unwrap() >= 8);
+
+    for name in ["widgets", "@acme/widgets", "widgts", "Widgets.js"] {
+        let resolved = json_out(dir.path(), &["docs", "resolve", name, "--json"]);
+        let first = &resolved["matches"][0];
+        assert_eq!(first["id"], "/acme/widgets", "{name}");
+        assert_eq!(
+            keys(first),
+            ["description", "id", "name", "snippets", "versions"]
+        );
+        assert_eq!(first["description"], "Dashboard widgets for the web");
+    }
+    let none = json_out(dir.path(), &["docs", "resolve", "kubernetes", "--json"]);
+    assert_eq!(none["matches"].as_array().unwrap().len(), 0);
+
+    let answer = json_out(
+        dir.path(),
+        &[
+            "docs",
+            "query",
+            "/acme/widgets",
+            "how often does the dashboard refresh",
+            "--max-results",
+            "3",
+            "--tokens",
+            "1000",
+            "--json",
+        ],
+    );
+    assert_eq!(
+        keys(&answer),
+        [
+            "context",
+            "library",
+            "notice",
+            "query",
+            "results",
+            "total_tokens",
+            "truncated"
+        ]
+    );
+    assert_eq!(
+        keys(&answer["library"]),
+        ["description", "id", "name", "version"]
+    );
+    assert_eq!(answer["library"]["version"], "2.1");
+    let first = &answer["results"][0];
+    assert_eq!(
+        first["metadata"]["section"],
+        "Widgets > Configuration > Refresh interval"
+    );
+    assert_eq!(first["metadata"]["url"], "index.md#refresh-interval");
+    assert_eq!(first["metadata"]["source"], "index.md");
+    assert_eq!(first["metadata"]["type"], "text");
+    assert!(answer["total_tokens"].as_u64().unwrap() <= 1000);
+    assert!(answer["context"].as_str().unwrap().contains("refreshMs"));
+
+    // Code is typed and can be left out.
+    let code = json_out(
+        dir.path(),
+        &[
+            "docs",
+            "query",
+            "/acme/widgets",
+            "line chart example",
+            "--json",
+        ],
+    );
+    let example = code["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["metadata"]["type"] == "example")
+        .expect("the rst literal block after `Example::`");
+    assert!(
+        example["content"]
+            .as_str()
+            .unwrap()
+            .contains("lineChart([1, 2, 3])")
+    );
+    let no_code = json_out(
+        dir.path(),
+        &[
+            "docs",
+            "query",
+            "/acme/widgets",
+            "line chart example",
+            "--no-code",
+            "--json",
+        ],
+    );
+    assert!(
+        no_code["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|r| r["metadata"]["type"] == "text")
+    );
+
+    // The HTML page: navigation dropped, the heading's own id as anchor.
+    let html = json_out(
+        dir.path(),
+        &[
+            "docs",
+            "query",
+            "/acme/widgets",
+            "rotate the API token",
+            "--json",
+        ],
+    );
+    assert_eq!(
+        html["results"][0]["metadata"]["url"],
+        "guide/auth.html#token-rotation"
+    );
+    assert!(!html["context"].as_str().unwrap().contains("Home"));
+
+    // Compact text by default.
+    let mut cmd = devlens(dir.path());
+    without_model(&mut cmd, dir.path());
+    cmd.args(["docs", "query", "/acme/widgets", "install"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("npm install @acme/widgets"))
+        .stdout(predicate::str::contains("note: keyword ranking only"));
+}
+
+#[test]
+fn mistakes_say_what_to_do_and_lose_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let docs = widgets_docs(dir.path());
+    json_out(
+        dir.path(),
+        &[
+            "docs",
+            "add",
+            "widgets",
+            "--path",
+            docs.to_str().unwrap(),
+            "--json",
+        ],
+    );
+    let run = |args: &[&str]| {
+        let mut cmd = devlens(dir.path());
+        without_model(&mut cmd, dir.path());
+        cmd.args(args).assert()
+    };
+    run(&["docs", "query", "widgetz", "refresh"])
+        .failure()
+        .stderr(predicate::str::contains("library `widgetz` not found"))
+        .stderr(predicate::str::contains("Closest ids: widgets"));
+    run(&["docs", "query", "widgets", "refresh", "--version", "9"])
+        .failure()
+        .stderr(predicate::str::contains("it has: latest"));
+    run(&["docs", "query", "widgets", "refresh", "--tokens", "999"])
+        .failure()
+        .stderr(predicate::str::contains("between 1000 and 8000"));
+    run(&["docs", "query", "widgets", "zzzqqq xxyyzz"])
+        .failure()
+        .stderr(predicate::str::contains("no documentation found"))
+        .stderr(predicate::str::contains("Widgets"));
+    run(&["docs", "add", "Bad Id!", "--path", docs.to_str().unwrap()])
+        .failure()
+        .stderr(predicate::str::contains("invalid library id"));
+    // A failed re-ingest keeps what was stored.
+    run(&["docs", "add", "widgets", "--path", "no/such/folder"])
+        .failure()
+        .stderr(predicate::str::contains("cannot read"));
+    let empty = dir.path().join("empty");
+    std::fs::create_dir(&empty).unwrap();
+    run(&["docs", "add", "widgets", "--path", empty.to_str().unwrap()])
+        .failure()
+        .stderr(predicate::str::contains("found no documentation files"));
+    let answer = json_out(
+        dir.path(),
+        &["docs", "query", "widgets", "refresh interval", "--json"],
+    );
+    assert!(answer["results"].as_array().unwrap().len() >= 1);
+}
+
+#[test]
+fn reingesting_a_version_replaces_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let docs = widgets_docs(dir.path());
+    let path = docs.to_str().unwrap();
+    json_out(
+        dir.path(),
+        &["docs", "add", "widgets", "--path", path, "--json"],
+    );
+    std::fs::write(
+        docs.join("index.md"),
+        "# Widgets\n\n## Refresh interval\n\nWidgets now refresh through server push.\n",
+    )
+    .unwrap();
+    json_out(
+        dir.path(),
+        &["docs", "add", "widgets", "--path", path, "--json"],
+    );
+    json_out(
+        dir.path(),
+        &[
+            "docs",
+            "add",
+            "widgets",
+            "--path",
+            path,
+            "--version",
+            "1.0",
+            "--json",
+        ],
+    );
+    let answer = json_out(
+        dir.path(),
+        &["docs", "query", "widgets", "refresh", "--json"],
+    );
+    let context = answer["context"].as_str().unwrap();
+    assert!(context.contains("server push"));
+    assert!(!context.contains("refreshMs"), "the old page is gone");
+    let list = json_out(dir.path(), &["docs", "list", "--json"]);
+    assert_eq!(
+        list["libraries"][0]["versions"],
+        serde_json::json!(["1.0", "latest"])
+    );
+    json_out(
+        dir.path(),
+        &["docs", "remove", "widgets", "--version", "1.0", "--json"],
+    );
+    let list = json_out(dir.path(), &["docs", "list", "--json"]);
+    assert_eq!(
+        list["libraries"][0]["versions"],
+        serde_json::json!(["latest"])
+    );
+}
+
+/// With the local model, a question that shares no words with the answer still finds it.
+#[test]
+fn semantic_ranking_with_the_local_model() {
+    let Some(model) = model_dir() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let docs = widgets_docs(dir.path());
+    let run = |args: &[&str]| -> Value {
+        let out = devlens(dir.path())
+            .env("DEVLENS_MODEL_DIR", &model)
+            .args(args)
+            .assert()
+            .success()
+            .get_output()
+            .stdout
+            .clone();
+        serde_json::from_slice(&out).unwrap()
+    };
+    let added = run(&[
+        "docs",
+        "add",
+        "widgets",
+        "--path",
+        docs.to_str().unwrap(),
+        "--json",
+    ]);
+    assert_eq!(added["embedded"], true);
+    let answer = run(&[
+        "docs",
+        "query",
+        "widgets",
+        "keeping credentials fresh",
+        "--json",
+    ]);
+    assert!(answer.get("notice").is_none(), "{answer}");
+    let sections: Vec<&str> = answer["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["metadata"]["section"].as_str().unwrap())
+        .collect();
+    assert!(
+        sections[..2].contains(&"Authentication > Token rotation"),
+        "{sections:?}"
+    );
+}
+
+/// The golden set on the real Node.js API docs (Debian's nodejs-doc, fetched by
+/// scripts/fetch-testdata), hybrid ranking with the local model: hit@5 must reach 0.9.
+#[test]
+fn nodejs_golden_set_hit_at_5() {
+    let testdata = std::env::var_os("DEVLENS_TESTDATA")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../.testdata"));
+    let pages = testdata.join("nodejs-doc/md");
+    if !pages.join("fs.md").is_file() {
+        if std::env::var("DEVLENS_REQUIRE_TESTDATA").as_deref() == Ok("1") {
+            panic!("{} is missing; run scripts/fetch-testdata", pages.display());
+        }
+        eprintln!("skipped: no Node.js docs (run scripts/fetch-testdata)");
+        return;
+    }
+    let Some(model) = model_dir() else { return };
+    let golden =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../devlens-docs/tests/golden/nodejs.tsv");
+    let dir = tempfile::tempdir().unwrap();
+    let run = |args: &[&str]| -> Value {
+        let out = devlens(dir.path())
+            .env("DEVLENS_MODEL_DIR", &model)
+            .timeout(std::time::Duration::from_secs(900))
+            .args(args)
+            .assert()
+            .success()
+            .get_output()
+            .stdout
+            .clone();
+        serde_json::from_slice(&out).unwrap()
+    };
+    let added = run(&[
+        "docs",
+        "add",
+        "nodejs",
+        "--path",
+        pages.to_str().unwrap(),
+        "--name",
+        "Node.js",
+        "--json",
+    ]);
+    assert!(added["pages"].as_u64().unwrap() >= 60, "{added}");
+    assert_eq!(added["embedded"], true);
+    let report = run(&[
+        "docs",
+        "eval",
+        "--library",
+        "nodejs",
+        "--golden",
+        golden.to_str().unwrap(),
+        "--json",
+    ]);
+    assert_eq!(keys(&report), ["hit_at_k", "mrr", "n", "p50_ms", "p95_ms"]);
+    assert!(report["n"].as_u64().unwrap() >= 30);
+    let hit = report["hit_at_k"].as_f64().unwrap();
+    assert!(hit >= 0.9, "hit@5 {hit} < 0.9: {report}");
+}
