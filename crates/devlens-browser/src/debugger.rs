@@ -1010,6 +1010,8 @@ impl Tab {
     /// Turns the debugger on for this tab (idempotent). Other debugger calls do it themselves.
     pub async fn enable_debugger(&self) -> Result<DebuggerStatus> {
         self.ensure_debugger().await?;
+        // The status names the original sources: let the loaded scripts' maps arrive.
+        self.wait_maps(MAP_WAIT).await;
         Ok(self.debugger_status())
     }
 
