@@ -204,6 +204,8 @@ impl ServerHandler for DevlensServer {
         &self,
         _requested: &SubscriptionFilter,
     ) -> Option<SubscriptionFilter> {
+        // Called just before the acknowledgment: the announcer starts from this moment.
+        self.visibility.listen_requested();
         Some(SubscriptionFilter::builder().tools_list_changed().build())
     }
 
@@ -256,7 +258,7 @@ impl ServerHandler for DevlensServer {
         // A call can change the state (a launch, enable_debug_tools, a click that hits a
         // breakpoint): announce it now rather than at the next poll.
         if self.visibility.dynamic() {
-            self.refresh_tool_list().await;
+            self.refresh_tool_list(false).await;
         }
         let mut response = response?;
         // rmcp reports arguments that do not deserialize as a tool error; say how to fix them.

@@ -17,6 +17,7 @@
 use std::collections::BTreeSet;
 use std::fmt;
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use rmcp::{
@@ -191,6 +192,8 @@ pub(crate) struct Visibility {
     seen: Mutex<Option<Vec<String>>>,
     /// Counts list changes; the session's announcers wait on it.
     changes: watch::Sender<u64>,
+    /// The count when the latest `subscriptions/listen` was accepted.
+    listen_from: AtomicU64,
 }
 
 impl Visibility {
@@ -200,6 +203,7 @@ impl Visibility {
             hidden: Mutex::default(),
             seen: Mutex::default(),
             changes: watch::Sender::new(0),
+            listen_from: AtomicU64::new(0),
         }
     }
 
@@ -227,10 +231,14 @@ impl Visibility {
     }
 
     /// Records the list the client now has or should have; a list that differs from the one
-    /// it had is announced.
-    pub fn record(&self, names: Vec<String>) {
+    /// it had is announced. `asked`: the client changed it (hide/show), so it is announced even
+    /// before the client ever listed; otherwise the first list is only a baseline.
+    pub fn record(&self, names: Vec<String>, asked: bool) {
         let mut seen = self.seen.lock().unwrap_or_else(|e| e.into_inner());
-        let changed = seen.as_ref().is_some_and(|s| *s != names);
+        let changed = match seen.as_ref() {
+            Some(s) => *s != names,
+            None => asked,
+        };
         *seen = Some(names);
         drop(seen);
         if changed {
@@ -245,6 +253,21 @@ impl Visibility {
 
     pub fn subscribe(&self) -> watch::Receiver<u64> {
         self.changes.subscribe()
+    }
+
+    /// How many changes there have been.
+    pub fn version(&self) -> u64 {
+        *self.changes.borrow()
+    }
+
+    /// A `subscriptions/listen` is about to be acknowledged: its announcer starts from here, so
+    /// a change the client makes right after the acknowledgment is not missed.
+    pub fn listen_requested(&self) {
+        self.listen_from.store(self.version(), Ordering::SeqCst);
+    }
+
+    pub fn listen_from(&self) -> u64 {
+        self.listen_from.load(Ordering::SeqCst)
     }
 
     /// Hides the tools `entries` name (names, globs, family names) among `offered`. All or
@@ -451,11 +474,12 @@ impl DevlensServer {
         self.visibility.select(&self.tool_list, state)
     }
 
-    /// Looks at the list again and announces it if it changed; returns it.
-    pub(crate) async fn refresh_tool_list(&self) -> Vec<Tool> {
+    /// Looks at the list again and announces it if it changed; returns it. `asked`: the
+    /// client changed it itself (see [`Visibility::record`]).
+    pub(crate) async fn refresh_tool_list(&self, asked: bool) -> Vec<Tool> {
         let listed = self.listed_tools().await;
         self.visibility
-            .record(listed.iter().map(|t| t.name.to_string()).collect());
+            .record(listed.iter().map(|t| t.name.to_string()).collect(), asked);
         listed
     }
 
@@ -498,6 +522,8 @@ impl DevlensServer {
         tokio::spawn(async move {
             server
                 .announce(
+                    // The session began when this server was made for it.
+                    0,
                     || peer.is_transport_closed(),
                     |_| async { peer.notify_tool_list_changed().await.is_ok() },
                 )
@@ -508,23 +534,27 @@ impl DevlensServer {
     /// Announces list changes on one `subscriptions/listen` stream until it ends.
     pub(crate) async fn announce_to_subscription(&self, sink: &SubscriptionSink) {
         self.announce(
+            self.visibility.listen_from(),
             || false,
             |_| async { sink.notify_tool_list_changed().await.is_ok() },
         )
         .await;
     }
 
-    /// Polls the state (with --dynamic-tools) and calls `notify` for each change, until
-    /// `closed` says the client is gone or a notification cannot be delivered.
-    async fn announce<F, Fut>(&self, closed: impl Fn() -> bool, notify: F)
+    /// Polls the state (with --dynamic-tools) and calls `notify` for each change after the
+    /// `since`th, until `closed` says the client is gone or a notification cannot be delivered.
+    async fn announce<F, Fut>(&self, since: u64, closed: impl Fn() -> bool, notify: F)
     where
         F: Fn(()) -> Fut,
         Fut: Future<Output = bool>,
     {
         let mut changes = self.visibility.subscribe();
+        if *changes.borrow() != since {
+            // Changed between the start of the session and this task's first look.
+            changes.mark_changed();
+        }
         // The baseline: what the client has now, if it has not listed yet.
-        self.refresh_tool_list().await;
-        changes.mark_unchanged();
+        self.refresh_tool_list(false).await;
         let mut tick = tokio::time::interval(if self.visibility.dynamic() {
             POLL
         } else {
@@ -543,7 +573,7 @@ impl DevlensServer {
                         break;
                     }
                     if self.visibility.dynamic() {
-                        self.refresh_tool_list().await;
+                        self.refresh_tool_list(false).await;
                     }
                 }
             }
@@ -560,7 +590,7 @@ impl DevlensServer {
             Ok(change) => change,
             Err(unmatched) => return failure(unmatched_message(tool, &unmatched)),
         };
-        let listed = self.refresh_tool_list().await;
+        let listed = self.refresh_tool_list(!change.changed.is_empty()).await;
         change.listed = listed.len();
         if tool == "show_tools"
             && let Some(state) = self.tool_state().await
@@ -773,11 +803,16 @@ mod tests {
     fn the_list_is_announced_only_when_it_changes() {
         let v = Visibility::new(true);
         let rx = v.subscribe();
-        v.record(entries(&["a"]));
+        v.record(entries(&["a"]), false);
         assert!(!rx.has_changed().unwrap(), "the first list is a baseline");
-        v.record(entries(&["a"]));
+        v.record(entries(&["a"]), false);
         assert!(!rx.has_changed().unwrap());
-        v.record(entries(&["a", "b"]));
+        v.record(entries(&["a", "b"]), false);
+        assert!(rx.has_changed().unwrap());
+        // A change the client asked for is announced even before it first listed.
+        let v = Visibility::new(false);
+        let rx = v.subscribe();
+        v.record(entries(&["a"]), true);
         assert!(rx.has_changed().unwrap());
     }
 }

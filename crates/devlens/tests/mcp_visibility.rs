@@ -16,8 +16,8 @@ use std::time::Duration;
 
 use axum::{Router, http::header, response::Html, response::IntoResponse, routing::get};
 use rmcp::{
-    ServiceExt,
-    model::CallToolRequestParams,
+    ClientServiceExt,
+    model::{CallToolRequestParams, ProtocolVersion, ServerNotification, SubscriptionFilter},
     service::{NotificationContext, RoleClient, RunningService},
     transport::{ConfigureCommandExt, TokioChildProcess},
 };
@@ -106,8 +106,16 @@ async fn fixture_server() -> String {
 }
 
 /// `devlens serve` with the given extra arguments and environment, and a client that counts
-/// list changes.
+/// list changes (the 2025-11-25 `initialize` handshake).
 async fn start(args: &[&str], env: &[(&str, &str)]) -> (Client, ListChanges, tempfile::TempDir) {
+    start_with(args, env, rmcp::ClientLifecycleMode::Initialize).await
+}
+
+async fn start_with(
+    args: &[&str],
+    env: &[(&str, &str)],
+    lifecycle: rmcp::ClientLifecycleMode,
+) -> (Client, ListChanges, tempfile::TempDir) {
     let dir = tempfile::tempdir().expect("temp dir");
     let bin = assert_cmd::cargo::cargo_bin("devlens");
     let data_dir = dir.path().to_path_buf();
@@ -127,9 +135,9 @@ async fn start(args: &[&str], env: &[(&str, &str)]) -> (Client, ListChanges, tem
     let changes = ListChanges::default();
     let client = changes
         .clone()
-        .serve(transport)
+        .serve_with_lifecycle(transport, lifecycle)
         .await
-        .expect("initialize over stdio");
+        .expect("start a session over stdio");
     (client, changes, dir)
 }
 
@@ -615,5 +623,46 @@ async fn hide_and_show_tools_by_name_glob_and_family() {
     let again = ok(&client, "show_tools", json!({ "tools": ["*css*"] })).await;
     assert!(again.text.contains("were not hidden"), "{}", again.text);
     assert!(!changes.after(before, Duration::from_millis(600)).await);
+    client.cancel().await.expect("close");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn clients_of_2026_07_28_hear_list_changes_only_on_a_subscription() {
+    let lifecycle = rmcp::ClientLifecycleMode::Discover {
+        preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+    };
+    let (client, changes, _dir) = start_with(&["--dynamic-tools"], &[], lifecycle).await;
+    let mut subscription = client
+        .peer()
+        .listen(SubscriptionFilter::builder().tools_list_changed().build())
+        .await
+        .expect("subscriptions/listen");
+    assert_eq!(
+        subscription.acknowledged().tools_list_changed,
+        Some(true),
+        "the server accepts toolsListChanged"
+    );
+    // (Not connected: snapshot is not listed anyway, so hiding it changes nothing to announce.)
+    ok(&client, "hide_tools", json!({ "tools": ["snapshot"] })).await;
+    ok(&client, "hide_tools", json!({ "tools": ["list_api_tags"] })).await;
+    let heard = tokio::time::timeout(WAIT, subscription.next())
+        .await
+        .unwrap_or_else(|_| {
+            panic!(
+                "no notification on the subscription (handler saw {})",
+                changes.seen()
+            )
+        })
+        .expect("subscription stream");
+    assert!(
+        matches!(
+            heard,
+            Some(ServerNotification::ToolListChangedNotification(_))
+        ),
+        "{heard:?}"
+    );
+    assert!(!listed(&client).await.contains("list_api_tags"));
+    // Nothing outside the subscription: the stateless protocol has no unsolicited lists.
+    assert_eq!(changes.seen(), 0);
     client.cancel().await.expect("close");
 }
