@@ -146,13 +146,36 @@ pub fn validate_id(id: &str) -> Result<String, DocsError> {
 /// answers rather than retried on every query.
 type EmbedderSlot = tokio::sync::Mutex<Option<Result<Arc<dyn Embedder>, String>>>;
 
-/// The library docs: registry, loaded search indexes and the embedder.
+/// How many answers the in-process cache keeps (the least recently used go first).
+pub const CACHE_CAPACITY: usize = 1024;
+
+/// A cached answer is valid for exactly this request against exactly this stored generation of
+/// the version: re-ingesting (in any process) changes the generation, so stale answers are never
+/// served and need no invalidation.
+type CacheKey = (QueryRequest, i64);
+
+/// The library docs: registry, loaded search indexes, the embedder and the answer cache.
 pub struct Docs {
     registry: Arc<Registry>,
     settings: EmbeddingSettings,
     data_dir: DataDir,
     embedder: EmbedderSlot,
     indexes: Mutex<HashMap<(String, String), Arc<VersionIndex>>>,
+    cache: Mutex<lru::LruCache<CacheKey, Arc<QueryDocsOutput>>>,
+    cache_stats: CacheStats,
+}
+
+/// Counts of the answer cache, for metrics.
+#[derive(Debug, Default)]
+pub struct CacheStats {
+    pub hits: std::sync::atomic::AtomicU64,
+    pub misses: std::sync::atomic::AtomicU64,
+}
+
+fn new_cache() -> Mutex<lru::LruCache<CacheKey, Arc<QueryDocsOutput>>> {
+    let capacity =
+        std::num::NonZeroUsize::new(CACHE_CAPACITY).unwrap_or(std::num::NonZeroUsize::MIN);
+    Mutex::new(lru::LruCache::new(capacity))
 }
 
 impl std::fmt::Debug for Docs {
@@ -191,6 +214,8 @@ impl Docs {
             data_dir: config.data_dir.clone(),
             embedder: tokio::sync::Mutex::new(None),
             indexes: Mutex::new(HashMap::new()),
+            cache: new_cache(),
+            cache_stats: CacheStats::default(),
         })
     }
 
@@ -228,6 +253,8 @@ impl Docs {
                 embedder.ok_or_else(|| "no embedding model was given".to_string()),
             )),
             indexes: Mutex::new(HashMap::new()),
+            cache: new_cache(),
+            cache_stats: CacheStats::default(),
         })
     }
 
@@ -446,12 +473,61 @@ impl Docs {
         self.query_request(&request).await
     }
 
-    /// [`Self::query`] for an already validated request.
+    /// How often the answer cache answered.
+    pub fn cache_stats(&self) -> &CacheStats {
+        &self.cache_stats
+    }
+
+    /// [`Self::query`] for an already validated request, answered from the cache when the same
+    /// request was answered before against the same stored docs.
     pub async fn query_request(
         &self,
         request: &QueryRequest,
     ) -> Result<QueryDocsOutput, DocsError> {
+        use std::sync::atomic::Ordering::Relaxed;
         let (library, version) = self.locate(&request.library_id, request.version.as_deref())?;
+        let generation = self
+            .registry
+            .generation(&library.id, &version)?
+            .unwrap_or(0);
+        let key: CacheKey = (
+            QueryRequest {
+                version: Some(version.clone()),
+                ..request.clone()
+            },
+            generation,
+        );
+        let cached = self
+            .cache
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(&key)
+            .cloned();
+        if let Some(answer) = cached {
+            self.cache_stats.hits.fetch_add(1, Relaxed);
+            return Ok((*answer).clone());
+        }
+        self.cache_stats.misses.fetch_add(1, Relaxed);
+        let (answer, degraded) = self.answer(request, library, version).await?;
+        // A keyword-only answer given because the model could not be used is not kept: the
+        // next query may have it.
+        if !degraded {
+            self.cache
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .put(key, Arc::new(answer.clone()));
+        }
+        Ok(answer)
+    }
+
+    /// Ranks and assembles an answer, without the cache; `true` when the docs have embeddings
+    /// but the question could not be embedded (a keyword-only answer that may not last).
+    async fn answer(
+        &self,
+        request: &QueryRequest,
+        library: LibraryInfo,
+        version: String,
+    ) -> Result<(QueryDocsOutput, bool), DocsError> {
         let index = blocking(|| self.index(&library.id, &version))?;
 
         let mut notice = None;
@@ -515,7 +591,8 @@ impl Docs {
             &candidates,
             request.context_limit,
         );
-        Ok(QueryDocsOutput {
+        let degraded = index.model().is_some() && query_vector.is_none();
+        let output = QueryDocsOutput {
             library: LibrarySummary {
                 id: library.id,
                 name: library.name,
@@ -528,7 +605,8 @@ impl Docs {
             total_tokens: assembled.total_tokens,
             truncated: assembled.truncated,
             notice,
-        })
+        };
+        Ok((output, degraded))
     }
 
     /// Scores retrieval for `library` on `golden`: hit@k, MRR and latency (every query runs
@@ -554,7 +632,13 @@ impl Docs {
                 context_limit: Some(query::MAX_CONTEXT_LIMIT),
             };
             let started = Instant::now();
-            let answer = self.query(&input).await;
+            let answer = match input.validate() {
+                Ok(request) => match self.locate(&request.library_id, None) {
+                    Ok((lib, version)) => self.answer(&request, lib, version).await.map(|a| a.0),
+                    Err(e) => Err(e),
+                },
+                Err(e) => Err(e),
+            };
             latencies.push(started.elapsed().as_secs_f64() * 1000.0);
             let sections: Vec<String> = match answer {
                 Ok(out) => {
