@@ -13,16 +13,24 @@ pub enum ToolFamily {
     Browser,
     /// The JavaScript debugger: breakpoints, stepping, call stack, pause context.
     Debugger,
+    /// Library documentation: resolve a library id, query its docs within a token budget.
+    Docs,
 }
 
 impl ToolFamily {
-    pub const ALL: [ToolFamily; 3] = [ToolFamily::Api, ToolFamily::Browser, ToolFamily::Debugger];
+    pub const ALL: [ToolFamily; 4] = [
+        ToolFamily::Api,
+        ToolFamily::Browser,
+        ToolFamily::Debugger,
+        ToolFamily::Docs,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
             Self::Api => "api",
             Self::Browser => "browser",
             Self::Debugger => "debugger",
+            Self::Docs => "docs",
         }
     }
 
@@ -102,7 +110,7 @@ mod tests {
     #[test]
     fn lists_parse_in_any_order_case_and_separator() {
         assert_eq!(
-            ToolFamilies::parse("Browser, api,debugger").unwrap(),
+            ToolFamilies::parse("Browser, api,debugger,docs").unwrap(),
             ToolFamilies::default()
         );
         let browser = ToolFamilies::parse("browser browser").unwrap();

@@ -10,6 +10,7 @@
 mod api;
 mod browser;
 mod debugger;
+mod docs;
 mod families;
 mod reply;
 mod schema;
@@ -55,6 +56,9 @@ const DEBUGGER_INSTRUCTIONS: &str = "To debug the page's JavaScript, set a break
 app.js, lineNumber) and trigger it with click_element, navigate or evaluate: the call returns with \
 where the page paused (source, call stack, locals, console). Then step (over/into/out), \
 evaluate_in_frame, call_stack, and execution resume; pause_on_exceptions stops on thrown errors.";
+const DOCS_INSTRUCTIONS: &str = "For a library's documentation, call resolve_library_id with its \
+name (or package name) to get its id, then query_docs with that id and your question: it answers \
+with the best sections and code examples within context_limit tokens.";
 const DYNAMIC_INSTRUCTIONS: &str = "The tool list follows the browser: more tools appear once a \
 browser is connected, after enable_debug_tools, and while the page is paused (the server sends \
 tools/list_changed).";
@@ -122,6 +126,7 @@ impl DevlensServer {
             ToolFamily::Api => Self::api_tools(),
             ToolFamily::Browser => Self::browser_tools(),
             ToolFamily::Debugger => Self::debugger_tools(),
+            ToolFamily::Docs => Self::docs_tools(),
         }
     }
 
@@ -132,6 +137,7 @@ impl DevlensServer {
             (ToolFamily::Api, API_INSTRUCTIONS),
             (ToolFamily::Browser, BROWSER_INSTRUCTIONS),
             (ToolFamily::Debugger, DEBUGGER_INSTRUCTIONS),
+            (ToolFamily::Docs, DOCS_INSTRUCTIONS),
         ]
         .into_iter()
         .filter(|(family, _)| families.contains(*family))

@@ -1,0 +1,239 @@
+//! The library docs tools end to end: a real rmcp client drives `devlens serve` over stdio
+//! (`resolve_library_id`, `query_docs`, good calls and bad ones), and the REST endpoints answer
+//! the same over HTTP.
+
+mod common;
+
+use std::{path::Path, process::Stdio, time::Duration};
+
+use rmcp::{
+    ServiceExt,
+    model::{CallToolRequestParams, CallToolResult},
+    service::{RoleClient, RunningService},
+    transport::{ConfigureCommandExt, TokioChildProcess},
+};
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, BufReader};
+
+use common::{devlens, without_model};
+
+/// A data dir holding one ingested library, `/acme/widgets`.
+fn data_dir_with_widgets() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let docs = dir.path().join("docs-src");
+    std::fs::create_dir(&docs).unwrap();
+    std::fs::write(
+        docs.join("index.md"),
+        "# Widgets\n\nWidgets render dashboards.\n\n## Installation\n\n```bash\nnpm install \
+         @acme/widgets\n```\n\n## Refresh interval\n\nThe dashboard polls the server every \
+         `refreshMs` milliseconds.\n",
+    )
+    .unwrap();
+    let mut cmd = devlens(dir.path());
+    without_model(&mut cmd, dir.path());
+    cmd.args([
+        "docs",
+        "add",
+        "/acme/widgets",
+        "--path",
+        docs.to_str().unwrap(),
+    ])
+    .args(["--name", "Widgets", "--description", "Dashboard widgets"])
+    .assert()
+    .success();
+    dir
+}
+
+fn server_command(data_dir: &Path) -> tokio::process::Command {
+    let mut cmd = tokio::process::Command::new(assert_cmd::cargo::cargo_bin("devlens"));
+    cmd.env("DEVLENS_DATA_DIR", data_dir)
+        .env("DEVLENS_MODEL_DIR", data_dir.join("no-model"))
+        .env("HF_HOME", data_dir.join("hf"))
+        .env("HF_HUB_CACHE", data_dir.join("hf/hub"))
+        .env_remove("EMBEDDING_PROVIDER")
+        .env_remove("DEVLENS_TOOLS")
+        .current_dir(data_dir);
+    cmd
+}
+
+async fn call(client: &RunningService<RoleClient, ()>, tool: &str, args: Value) -> CallToolResult {
+    let arguments = args.as_object().cloned().unwrap_or_default();
+    client
+        .call_tool(CallToolRequestParams::new(tool.to_string()).with_arguments(arguments))
+        .await
+        .unwrap_or_else(|e| panic!("{tool} failed at the protocol level: {e}"))
+}
+
+fn text_of(result: &CallToolResult) -> String {
+    result
+        .content
+        .iter()
+        .filter_map(|c| c.as_text().map(|t| t.text.clone()))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[tokio::test]
+async fn resolve_and_query_over_stdio() {
+    let dir = data_dir_with_widgets();
+    let transport = TokioChildProcess::new(server_command(dir.path()).configure(|cmd| {
+        cmd.arg("serve");
+    }))
+    .expect("spawn devlens serve");
+    let client = ().serve(transport).await.expect("initialize over stdio");
+
+    let tools = client.list_all_tools().await.expect("tools/list");
+    for name in ["resolve_library_id", "query_docs"] {
+        let tool = tools
+            .iter()
+            .find(|t| t.name == name)
+            .unwrap_or_else(|| panic!("{name} is not listed"));
+        assert!(tool.output_schema.is_some(), "{name}");
+        let annotations = tool.annotations.as_ref().expect("annotations");
+        assert_eq!(annotations.read_only_hint, Some(true), "{name}");
+    }
+    let query_docs = tools.iter().find(|t| t.name == "query_docs").unwrap();
+    let properties = query_docs.input_schema["properties"].as_object().unwrap();
+    for field in [
+        "library_id",
+        "query",
+        "version",
+        "max_results",
+        "include_code",
+        "context_limit",
+    ] {
+        assert!(
+            properties.contains_key(field),
+            "query_docs input lacks {field}"
+        );
+    }
+
+    let resolved = call(
+        &client,
+        "resolve_library_id",
+        json!({"libraryName": "@acme/widget"}),
+    )
+    .await;
+    assert_ne!(resolved.is_error, Some(true), "{}", text_of(&resolved));
+    let matches = &resolved.structured_content.as_ref().unwrap()["matches"];
+    assert_eq!(matches[0]["id"], "/acme/widgets");
+    assert!(text_of(&resolved).contains("/acme/widgets"));
+
+    let answer = call(
+        &client,
+        "query_docs",
+        json!({"library_id": "/acme/widgets", "query": "how often does it refresh", "context_limit": 1000}),
+    )
+    .await;
+    assert_ne!(answer.is_error, Some(true), "{}", text_of(&answer));
+    let output = answer.structured_content.as_ref().unwrap();
+    assert_eq!(output["library"]["name"], "Widgets");
+    assert_eq!(
+        output["results"][0]["metadata"]["section"],
+        "Widgets > Refresh interval"
+    );
+    assert!(output["total_tokens"].as_u64().unwrap() <= 1000);
+    assert!(output["notice"].as_str().unwrap().contains("keyword"));
+    assert!(text_of(&answer).contains("refreshMs"));
+
+    let unknown = call(
+        &client,
+        "query_docs",
+        json!({"library_id": "widgts", "query": "refresh"}),
+    )
+    .await;
+    assert_eq!(unknown.is_error, Some(true));
+    assert!(
+        text_of(&unknown).contains("Closest ids: /acme/widgets"),
+        "{}",
+        text_of(&unknown)
+    );
+    let small = call(
+        &client,
+        "query_docs",
+        json!({"library_id": "/acme/widgets", "query": "refresh", "context_limit": 50}),
+    )
+    .await;
+    assert_eq!(small.is_error, Some(true));
+    assert!(text_of(&small).contains("between 1000 and 8000"));
+    let missing = call(&client, "query_docs", json!({"query": "refresh"})).await;
+    assert_eq!(missing.is_error, Some(true));
+
+    client.cancel().await.expect("close");
+}
+
+#[tokio::test]
+async fn rest_endpoints_answer_the_same() {
+    let dir = data_dir_with_widgets();
+    let mut child = server_command(dir.path())
+        .args(["serve", "--http", "127.0.0.1:0"])
+        .env("NO_COLOR", "1")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("spawn devlens serve --http");
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let base = tokio::time::timeout(Duration::from_secs(30), async {
+        while let Some(line) = lines.next_line().await.expect("read stderr") {
+            if let Some(rest) = line.split("MCP on ").nth(1) {
+                return rest.trim().trim_end_matches("/mcp").to_string();
+            }
+        }
+        panic!("server exited without announcing its address");
+    })
+    .await
+    .expect("server announced its address in time");
+    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+
+    let http = reqwest::Client::new();
+    let list: Value = http
+        .get(format!("{base}/api/docs/libraries"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(list["libraries"][0]["id"], "/acme/widgets");
+    let resolved: Value = http
+        .get(format!("{base}/api/docs/resolve?libraryName=widgets"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(resolved["matches"][0]["id"], "/acme/widgets");
+    let answer: Value = http
+        .post(format!("{base}/api/docs/query"))
+        .json(&json!({"library_id": "/acme/widgets", "query": "install the package"}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert!(
+        answer["context"]
+            .as_str()
+            .unwrap()
+            .contains("npm install @acme/widgets")
+    );
+    let unknown = http
+        .get(format!("{base}/api/docs/query?library_id=nope&query=x"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(unknown.status(), 404);
+    let bad = http
+        .post(format!("{base}/api/docs/query"))
+        .json(&json!({"library_id": "/acme/widgets", "query": "x", "max_results": 99}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(bad.status(), 400);
+    let body: Value = bad.json().await.unwrap();
+    assert!(body["error"].as_str().unwrap().contains("between 1 and 20"));
+    child.kill().await.ok();
+}
