@@ -78,6 +78,9 @@ pub struct EvalReport {
     pub misses: Vec<(String, Vec<String>)>,
     #[serde(skip)]
     pub notice: Option<String>,
+    /// The same questions asked again, answered from the cache: p50 and p95 in ms.
+    #[serde(skip)]
+    pub cached_ms: Option<(f64, f64)>,
 }
 
 impl EvalReport {
@@ -86,6 +89,9 @@ impl EvalReport {
             "{} questions: hit@{} {:.3}, MRR {:.3}, latency p50 {:.1} ms, p95 {:.1} ms",
             self.n, self.k, self.hit_at_k, self.mrr, self.p50_ms, self.p95_ms
         );
+        if let Some((p50, p95)) = self.cached_ms {
+            out.push_str(&format!("\ncached: p50 {p50:.3} ms, p95 {p95:.3} ms"));
+        }
         for (query, sections) in &self.misses {
             out.push_str(&format!("\nmiss: {query}"));
             for s in sections.iter().take(3) {
