@@ -21,6 +21,7 @@ pub mod eval;
 mod html;
 pub mod ingest;
 mod markdown;
+pub mod metrics;
 pub mod query;
 pub mod registry;
 pub mod resolve;
@@ -163,6 +164,7 @@ pub struct Docs {
     indexes: Mutex<HashMap<(String, String), Arc<VersionIndex>>>,
     cache: Mutex<lru::LruCache<CacheKey, Arc<QueryDocsOutput>>>,
     cache_stats: CacheStats,
+    metrics: metrics::QueryMetrics,
 }
 
 /// Counts of the answer cache, for metrics.
@@ -216,6 +218,7 @@ impl Docs {
             indexes: Mutex::new(HashMap::new()),
             cache: new_cache(),
             cache_stats: CacheStats::default(),
+            metrics: metrics::QueryMetrics::default(),
         })
     }
 
@@ -255,6 +258,7 @@ impl Docs {
             indexes: Mutex::new(HashMap::new()),
             cache: new_cache(),
             cache_stats: CacheStats::default(),
+            metrics: metrics::QueryMetrics::default(),
         })
     }
 
@@ -469,8 +473,37 @@ impl Docs {
 
     /// Answers seed 003's `query_docs`.
     pub async fn query(&self, input: &QueryDocsInput) -> Result<QueryDocsOutput, DocsError> {
-        let request = input.validate()?;
-        self.query_request(&request).await
+        let started = Instant::now();
+        let result = match input.validate() {
+            Ok(request) => self.query_request(&request).await,
+            Err(e) => Err(e),
+        };
+        let seconds = started.elapsed().as_secs_f64();
+        self.metrics
+            .record(seconds, result.as_ref().ok().map(|o| o.total_tokens));
+        match &result {
+            Ok(o) => tracing::debug!(
+                library = %input.library_id,
+                query = %input.query,
+                results = o.results.len(),
+                tokens = o.total_tokens,
+                latency_ms = seconds * 1000.0,
+                "query_docs"
+            ),
+            Err(e) => {
+                tracing::debug!(library = %input.library_id, query = %input.query, error = %e, "query_docs failed")
+            }
+        }
+        result
+    }
+
+    /// `query_docs` metrics in the Prometheus text format.
+    pub fn metrics_text(&self) -> String {
+        use std::sync::atomic::Ordering::Relaxed;
+        self.metrics.render(
+            self.cache_stats.hits.load(Relaxed),
+            self.cache_stats.misses.load(Relaxed),
+        )
     }
 
     /// How often the answer cache answered.

@@ -132,3 +132,26 @@ async fn query_post(
 ) -> DocsResult<QueryDocsOutput> {
     Ok(Json(docs(&services)?.query(&input).await?))
 }
+
+/// `/metrics`, outside `/api/` where scrapers look for it.
+pub fn metrics_route(services: Arc<Services>) -> Router {
+    Router::new()
+        .route("/metrics", get(metrics))
+        .with_state(services)
+}
+
+/// `GET /metrics`: Prometheus text of the docs queries (requests, errors, latency and tokens
+/// histograms, cache hits and misses).
+async fn metrics(State(services): Shared) -> Response {
+    match docs(&services) {
+        Ok(docs) => (
+            [(
+                axum::http::header::CONTENT_TYPE,
+                "text/plain; version=0.0.4",
+            )],
+            docs.metrics_text(),
+        )
+            .into_response(),
+        Err(e) => e.into_response(),
+    }
+}

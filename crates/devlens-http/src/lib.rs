@@ -36,6 +36,7 @@ pub fn app(services: Arc<Services>, policy: OriginPolicy, shutdown: Cancellation
     let policy = Arc::new(policy);
     Router::new()
         .nest_service("/mcp", mcp)
+        .merge(docs::metrics_route(Arc::clone(&services)))
         .nest("/api", api::routes(services))
         .layer(middleware::from_fn_with_state(
             policy,

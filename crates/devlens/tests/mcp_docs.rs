@@ -235,5 +235,25 @@ async fn rest_endpoints_answer_the_same() {
     assert_eq!(bad.status(), 400);
     let body: Value = bad.json().await.unwrap();
     assert!(body["error"].as_str().unwrap().contains("between 1 and 20"));
+    let metrics = http
+        .get(format!("{base}/metrics"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        metrics.contains("devlens_docs_queries_total 3\n"),
+        "{metrics}"
+    );
+    assert!(
+        metrics.contains("devlens_docs_query_errors_total 2\n"),
+        "{metrics}"
+    );
+    assert!(
+        metrics.contains("devlens_docs_query_duration_seconds_count 3\n"),
+        "{metrics}"
+    );
     child.kill().await.ok();
 }
