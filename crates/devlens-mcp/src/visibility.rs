@@ -446,14 +446,14 @@ fn unmatched_message(tool: &str, unmatched: &[Unmatched]) -> String {
         .collect();
     format!(
         "{tool} changed nothing. {}. Give tool names, globs (\"*css*\", \"chrome_*\") or a \
-         family (api, browser, debugger).",
+         family (api, browser, debugger, docs).",
         lines.join("; ")
     )
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct ToolsArgs {
-    /// Tool names, glob patterns ("*css*", "chrome_*") or families (api, browser, debugger).
+    /// Tool names, glob patterns ("*css*", "chrome_*") or families (api, browser, debugger, docs).
     #[serde(default)]
     pub tools: Vec<String>,
 }
