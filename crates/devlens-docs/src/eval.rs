@@ -1,5 +1,7 @@
 //! Scoring retrieval on a golden set: `question<TAB>substring[|substring…]` per line.
 
+use devlens_search::golden::golden_lines;
+pub use devlens_search::golden::percentile;
 use serde::Serialize;
 
 /// One golden question: a hit when a result's heading path contains one of `expected`
@@ -26,39 +28,11 @@ impl GoldenQuestion {
 
 /// Parses a golden file; blank lines and `#` comments are skipped.
 pub fn parse_golden(text: &str) -> Result<Vec<GoldenQuestion>, String> {
-    let mut out = Vec::new();
-    for (i, line) in text.lines().enumerate() {
-        let line = line.trim_end_matches('\r');
-        if line.trim().is_empty() || line.trim_start().starts_with('#') {
-            continue;
-        }
-        let Some((query, expected)) = line.split_once('\t') else {
-            return Err(format!(
-                "line {}: expected `question<TAB>substring[|substring…]`, found no TAB",
-                i + 1
-            ));
-        };
-        let expected: Vec<String> = expected
-            .split('|')
-            .map(str::trim)
-            .filter(|s| !s.is_empty())
-            .map(str::to_string)
-            .collect();
-        if query.trim().is_empty() || expected.is_empty() {
-            return Err(format!(
-                "line {}: a question and at least one substring are needed",
-                i + 1
-            ));
-        }
-        out.push(GoldenQuestion {
-            query: query.trim().to_string(),
-            expected,
-        });
-    }
-    if out.is_empty() {
-        return Err("no questions found".into());
-    }
-    Ok(out)
+    let lines = golden_lines(text, '|', "`question<TAB>substring[|substring…]`")?;
+    Ok(lines
+        .into_iter()
+        .map(|(query, expected)| GoldenQuestion { query, expected })
+        .collect())
 }
 
 /// `devlens docs eval`'s report.
@@ -103,17 +77,6 @@ impl EvalReport {
         }
         out
     }
-}
-
-/// The `q`-quantile (0–1) of `values` by nearest rank; 0 for none.
-pub fn percentile(values: &[f64], q: f64) -> f64 {
-    if values.is_empty() {
-        return 0.0;
-    }
-    let mut sorted = values.to_vec();
-    sorted.sort_by(f64::total_cmp);
-    let rank = ((q * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len());
-    sorted[rank - 1]
 }
 
 #[cfg(test)]

@@ -4,6 +4,8 @@
 //! File format: one question per line, a TAB, then the answers separated by commas — each an
 //! operationId or `METHOD /path`. Blank lines and lines starting with `#` are skipped.
 
+use devlens_search::golden::golden_lines;
+pub use devlens_search::golden::percentile;
 use serde::Serialize;
 
 use crate::search::{SearchHit, SearchMode};
@@ -31,39 +33,15 @@ impl GoldenQuestion {
 
 /// Reads a golden file; an error names the line and says what the line should look like.
 pub fn parse_golden(text: &str) -> Result<Vec<GoldenQuestion>, String> {
-    let mut questions = Vec::new();
-    for (number, line) in text.lines().enumerate() {
-        let trimmed = line.trim();
-        if trimmed.is_empty() || trimmed.starts_with('#') {
-            continue;
-        }
-        let Some((question, answers)) = line.split_once('\t') else {
-            return Err(format!(
-                "line {}: expected a question, a TAB, then comma-separated operationIds \
-                 (or `METHOD /path`s); found no TAB",
-                number + 1
-            ));
-        };
-        let answers: Vec<String> = answers
-            .split(',')
-            .map(|a| a.trim().to_string())
-            .filter(|a| !a.is_empty())
-            .collect();
-        if question.trim().is_empty() || answers.is_empty() {
-            return Err(format!(
-                "line {}: both the question and at least one answer are required",
-                number + 1
-            ));
-        }
-        questions.push(GoldenQuestion {
-            question: question.trim().to_string(),
-            answers,
-        });
-    }
-    if questions.is_empty() {
-        return Err("the golden file has no questions".into());
-    }
-    Ok(questions)
+    let lines = golden_lines(
+        text,
+        ',',
+        "a question, a TAB, then comma-separated operationIds (or `METHOD /path`s)",
+    )?;
+    Ok(lines
+        .into_iter()
+        .map(|(question, answers)| GoldenQuestion { question, answers })
+        .collect())
 }
 
 /// A question whose answer was not ranked first.
@@ -95,17 +73,6 @@ pub struct EvalReport {
 fn round(x: f64, places: i32) -> f64 {
     let f = 10f64.powi(places);
     (x * f).round() / f
-}
-
-/// The value at quantile `q` (0..=1) of `values`, nearest rank.
-pub fn percentile(values: &[f64], q: f64) -> f64 {
-    if values.is_empty() {
-        return 0.0;
-    }
-    let mut sorted = values.to_vec();
-    sorted.sort_by(f64::total_cmp);
-    let rank = ((q * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len());
-    sorted[rank - 1]
 }
 
 impl EvalReport {

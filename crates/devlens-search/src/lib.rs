@@ -7,6 +7,7 @@
 //! the same document ids: a document's position in the corpus.
 
 pub mod fusion;
+pub mod golden;
 pub mod keyword;
 pub mod store;
 pub mod text;
