@@ -79,20 +79,6 @@ fn site() -> &'static str {
     })
 }
 
-/// True when Chromium is available; otherwise skips (or fails under DEVLENS_REQUIRE_BROWSER=1).
-fn browser_available() -> bool {
-    match devlens_browser::find_chrome(None) {
-        Ok(_) => true,
-        Err(e) => {
-            if std::env::var("DEVLENS_REQUIRE_BROWSER").as_deref() == Ok("1") {
-                panic!("DEVLENS_REQUIRE_BROWSER=1 but no browser: {e}");
-            }
-            eprintln!("skipped: {e}");
-            false
-        }
-    }
-}
-
 fn browser_json(dir: &Path, args: &[&str]) -> Value {
     let output = devlens(dir)
         .arg("browser")
@@ -109,7 +95,7 @@ fn browser_json(dir: &Path, args: &[&str]) -> Value {
 
 #[test]
 fn open_reports_status_title_console_errors_and_failed_requests() {
-    if !browser_available() {
+    if !common::browser_available() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -133,7 +119,7 @@ fn open_reports_status_title_console_errors_and_failed_requests() {
 
 #[test]
 fn query_snapshot_and_eval_read_the_page() {
-    if !browser_available() {
+    if !common::browser_available() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -187,7 +173,7 @@ fn query_snapshot_and_eval_read_the_page() {
 
 #[test]
 fn console_and_network_include_what_happened_after_load() {
-    if !browser_available() {
+    if !common::browser_available() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -217,7 +203,7 @@ fn console_and_network_include_what_happened_after_load() {
 
 #[test]
 fn screenshot_is_written_with_the_window_size_or_the_element_size() {
-    if !browser_available() {
+    if !common::browser_available() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -330,7 +316,7 @@ impl Drop for RunningChrome {
 
 #[test]
 fn connect_uses_a_running_chrome_and_its_open_tab_and_leaves_it_running() {
-    if !browser_available() {
+    if !common::browser_available() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();

@@ -11,6 +11,8 @@
 //! DEVLENS_REQUIRE_BROWSER=1, where it fails saying what is missing. MCP_TRACE=1 prints every
 //! tool call (with --nocapture) to see where a test stopped.
 
+mod common;
+
 use std::collections::HashMap;
 use std::future::Future;
 use std::path::Path;
@@ -265,20 +267,6 @@ async fn fixtures() -> Fixtures {
 // ---------------------------------------------------------------------------------------------
 // The MCP side
 
-/// True when Chromium is available; otherwise skips (or fails under DEVLENS_REQUIRE_BROWSER=1).
-fn browser_available() -> bool {
-    match devlens_mcp::devlens_browser::find_chrome(None) {
-        Ok(_) => true,
-        Err(e) => {
-            if std::env::var("DEVLENS_REQUIRE_BROWSER").as_deref() == Ok("1") {
-                panic!("DEVLENS_REQUIRE_BROWSER=1 but no browser: {e}");
-            }
-            eprintln!("skipped: {e}");
-            false
-        }
-    }
-}
-
 /// `devlens serve` over stdio, with its data in `dir`.
 async fn serve(dir: &Path) -> Client {
     let bin = assert_cmd::cargo::cargo_bin("devlens");
@@ -518,7 +506,7 @@ where
         &'a Path,
     ) -> std::pin::Pin<Box<dyn Future<Output = ()> + 'a>>,
 {
-    if !browser_available() {
+    if !common::browser_available() {
         return;
     }
     RUNTIME.block_on(async {
@@ -560,7 +548,7 @@ where
 /// default (active) connection, and disconnecting it closes it — process and endpoint.
 #[test]
 fn connection_lifecycle_from_nothing_to_launch_to_disconnect() {
-    if !browser_available() {
+    if !common::browser_available() {
         return;
     }
     RUNTIME.block_on(async {

@@ -4,6 +4,8 @@
 //! Without Chromium the test prints a skip notice and passes, unless DEVLENS_REQUIRE_BROWSER=1,
 //! where it fails saying what is missing.
 
+mod common;
+
 use std::time::{Duration, Instant};
 
 use axum::{Router, http::header, response::Html, response::IntoResponse, routing::get};
@@ -43,19 +45,6 @@ const PAGE: &str = r#"<!doctype html><html><head><meta charset=utf-8><title>Shop
 <body><button id="buy">Buy</button><p id="out"></p>
 <script src="/static/app.js"></script></body></html>"#;
 
-fn browser_available() -> bool {
-    match devlens_mcp::devlens_browser::find_chrome(None) {
-        Ok(_) => true,
-        Err(e) => {
-            if std::env::var("DEVLENS_REQUIRE_BROWSER").as_deref() == Ok("1") {
-                panic!("DEVLENS_REQUIRE_BROWSER=1 but no browser: {e}");
-            }
-            eprintln!("skipped: {e}");
-            false
-        }
-    }
-}
-
 async fn fixture_server() -> String {
     let router = Router::new()
         .route("/", get(|| async { Html(PAGE) }))
@@ -65,14 +54,7 @@ async fn fixture_server() -> String {
                 ([(header::CONTENT_TYPE, "application/javascript")], APP_JS).into_response()
             }),
         );
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind");
-    let addr = listener.local_addr().expect("address");
-    tokio::spawn(async move {
-        let _ = axum::serve(listener, router).await;
-    });
-    format!("http://{addr}")
+    common::serve_router(router).await
 }
 
 struct Reply {
@@ -113,7 +95,7 @@ async fn err(client: &Client, tool: &str, args: Value) -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn debugger_tools_over_mcp_breakpoint_click_step_evaluate_resume() {
-    if !browser_available() {
+    if !common::browser_available() {
         return;
     }
     let base = fixture_server().await;

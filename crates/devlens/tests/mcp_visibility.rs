@@ -9,6 +9,8 @@
 //! The browser parts need Chromium: without it they print a skip notice and pass, unless
 //! DEVLENS_REQUIRE_BROWSER=1, where they fail saying what is missing.
 
+mod common;
+
 use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -73,19 +75,6 @@ const PAGE: &str = r#"<!doctype html><html><head><meta charset=utf-8><title>Shop
 <body><button id="buy">Buy</button><p id="out"></p>
 <script src="/static/app.js"></script></body></html>"#;
 
-fn browser_available() -> bool {
-    match devlens_mcp::devlens_browser::find_chrome(None) {
-        Ok(_) => true,
-        Err(e) => {
-            if std::env::var("DEVLENS_REQUIRE_BROWSER").as_deref() == Ok("1") {
-                panic!("DEVLENS_REQUIRE_BROWSER=1 but no browser: {e}");
-            }
-            eprintln!("skipped: {e}");
-            false
-        }
-    }
-}
-
 async fn fixture_server() -> String {
     let router = Router::new()
         .route("/", get(|| async { Html(PAGE) }))
@@ -95,14 +84,7 @@ async fn fixture_server() -> String {
                 ([(header::CONTENT_TYPE, "application/javascript")], APP_JS).into_response()
             }),
         );
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind");
-    let addr = listener.local_addr().expect("address");
-    tokio::spawn(async move {
-        let _ = axum::serve(listener, router).await;
-    });
-    format!("http://{addr}")
+    common::serve_router(router).await
 }
 
 /// `devlens serve` with the given extra arguments and environment, and a client that counts
@@ -245,7 +227,7 @@ async fn expect_list(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn dynamic_tool_list_follows_the_browser_through_the_four_states() {
-    if !browser_available() {
+    if !common::browser_available() {
         return;
     }
     let base = fixture_server().await;
@@ -478,7 +460,7 @@ async fn fixed_tool_list_stays_put_and_wrong_state_calls_say_what_to_do_first() 
         );
     }
 
-    if browser_available() {
+    if common::browser_available() {
         let base = fixture_server().await;
         ok(&client, "chrome", json!({ "action": "launch" })).await;
         ok(&client, "navigate", json!({ "url": format!("{base}/") })).await;

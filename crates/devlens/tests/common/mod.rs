@@ -65,3 +65,30 @@ pub fn without_model(cmd: &mut assert_cmd::Command, scratch: &Path) {
         .env("HF_HUB_CACHE", scratch.join("hf/hub"))
         .env_remove("EMBEDDING_PROVIDER");
 }
+
+/// Whether a Chromium is there to test against; with `DEVLENS_REQUIRE_BROWSER=1` a missing
+/// browser fails the test instead of skipping it.
+pub fn browser_available() -> bool {
+    match devlens_browser::find_chrome(None) {
+        Ok(_) => true,
+        Err(e) => {
+            if std::env::var("DEVLENS_REQUIRE_BROWSER").as_deref() == Ok("1") {
+                panic!("DEVLENS_REQUIRE_BROWSER=1 but no browser: {e}");
+            }
+            eprintln!("skipped: {e}");
+            false
+        }
+    }
+}
+
+/// Serves `router` on a free 127.0.0.1 port for the rest of the test; returns its base URL.
+pub async fn serve_router(router: axum::Router) -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let addr = listener.local_addr().expect("address");
+    tokio::spawn(async move {
+        let _ = axum::serve(listener, router).await;
+    });
+    format!("http://{addr}")
+}
