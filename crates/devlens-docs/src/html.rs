@@ -128,20 +128,7 @@ pub fn parse(html: &str) -> Vec<Block> {
     };
 
     while !rest.is_empty() {
-        let Some(lt) = rest.find('<') else {
-            push_text(
-                rest,
-                &mut heading,
-                &mut pre,
-                &mut prose,
-                in_title,
-                &mut title,
-                link_depth,
-                skip.is_some(),
-            );
-            break;
-        };
-        let (text, after) = rest.split_at(lt);
+        let (text, after) = rest.split_at(rest.find('<').unwrap_or(rest.len()));
         push_text(
             text,
             &mut heading,
