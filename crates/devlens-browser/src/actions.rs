@@ -778,7 +778,7 @@ impl Tab {
         target: &ElementTarget,
         options: &ClickOptions,
     ) -> Result<ActionOutcome> {
-        self.guard()?;
+        self.guard_running("a click")?;
         let mark = self.mark().await;
         let el = self.resolve(target).await?;
         let (x, y, label) = self.point(&el, "click", true).await?;
@@ -843,7 +843,7 @@ impl Tab {
 
     /// Moves the mouse over an element (hover styles, menus, tooltips).
     pub async fn hover(&self, target: &ElementTarget) -> Result<ActionOutcome> {
-        self.guard()?;
+        self.guard_running("hover")?;
         let mark = self.mark().await;
         let el = self.resolve(target).await?;
         let (x, y, label) = self.point(&el, "hover", false).await?;
@@ -860,7 +860,7 @@ impl Tab {
     /// Replaces the value of a text field (input, textarea, contenteditable; a select picks the
     /// option) as typing would: focus, select all, insert.
     pub async fn fill(&self, target: &ElementTarget, value: &str) -> Result<ActionOutcome> {
-        self.guard()?;
+        self.guard_running("fill")?;
         let el = self.resolve(target).await?;
         let mark = self.mark().await;
         let info = self
@@ -931,7 +931,7 @@ impl Tab {
         text: &str,
         submit: bool,
     ) -> Result<ActionOutcome> {
-        self.guard()?;
+        self.guard_running("typing")?;
         let mark = self.mark().await;
         let mut label = String::from("the focused element");
         if let Some(target) = target {
@@ -973,7 +973,7 @@ impl Tab {
         key: &str,
         target: Option<&ElementTarget>,
     ) -> Result<ActionOutcome> {
-        self.guard()?;
+        self.guard_running("a key press")?;
         let combo = parse_key(key)?;
         let mark = self.mark().await;
         if let Some(target) = target {
@@ -1095,7 +1095,7 @@ impl Tab {
         target: &ElementTarget,
         values: &[String],
     ) -> Result<ActionOutcome> {
-        self.guard()?;
+        self.guard_running("selecting an option")?;
         if values.is_empty() {
             return Err(BrowserError::InvalidInput(
                 "give the option(s) to select, by value or by visible label".into(),
@@ -1147,7 +1147,7 @@ impl Tab {
 
     /// Scrolls an element into view, or the page (or a scrollable element) in a direction.
     pub async fn scroll(&self, request: &ScrollRequest) -> Result<ActionOutcome> {
-        self.guard()?;
+        self.guard_running("scrolling")?;
         let mark = self.mark().await;
         let direction = request.direction.map(|d| match d {
             ScrollDirection::Up => "up",

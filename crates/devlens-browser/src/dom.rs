@@ -555,7 +555,7 @@ impl Tab {
 
     /// Compact summaries of the elements a selector matches, filtered and paged.
     pub async fn query_elements(&self, query: &ElementQuery) -> Result<ElementList> {
-        self.guard()?;
+        self.guard_running("query_elements")?;
         let selector = query.selector.trim();
         if selector.is_empty() {
             return Err(BrowserError::InvalidInput(

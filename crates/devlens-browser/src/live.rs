@@ -434,7 +434,7 @@ impl Tab {
 
     /// Adds a stylesheet to the page and says how many elements its rules match.
     pub async fn inject_css(&self, css: &str) -> Result<CssInjection> {
-        self.guard()?;
+        self.guard_running("inject_css")?;
         if css.trim().is_empty() {
             return Err(BrowserError::InvalidInput("give the CSS to inject".into()));
         }
@@ -485,7 +485,7 @@ impl Tab {
 
     /// Removes a stylesheet `inject_css` added.
     pub async fn remove_css(&self, id: &str) -> Result<CssRemoval> {
-        self.guard()?;
+        self.guard_running("remove_css")?;
         let id = id.trim();
         if id.is_empty() {
             return Err(BrowserError::InvalidInput(

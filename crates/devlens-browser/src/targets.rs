@@ -787,6 +787,20 @@ impl Tab {
         Ok(())
     }
 
+    /// As [`Tab::guard`], and the page's JavaScript runs: acting on a page paused in the
+    /// debugger would wait until someone resumes it, so `what` is refused at once instead.
+    pub(crate) fn guard_running(&self, what: &str) -> Result<()> {
+        self.guard()?;
+        if self.is_paused() {
+            return Err(BrowserError::InvalidInput(format!(
+                "the page is paused in the debugger, so {what} would wait for it: resume it \
+                 first (`execution` action resume), or look around with call_stack, step and \
+                 evaluate_in_frame; snapshot and screenshot work while paused"
+            )));
+        }
+        Ok(())
+    }
+
     /// Sends a protocol command to this tab's page.
     pub(crate) async fn call(&self, cmd: Raw) -> Result<Value> {
         let what = cmd.method;

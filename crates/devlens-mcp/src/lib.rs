@@ -256,9 +256,6 @@ impl ServerHandler for DevlensServer {
         if self.is_hidden(&name) {
             return Ok(visibility::hidden_tool_reply(&name).into());
         }
-        if let Some(reply) = self.paused_refusal(&name, request.arguments.as_ref()).await {
-            return Ok(reply.into());
-        }
         let call = ToolCallContext::new(self, request, context);
         let response = self.tool_router.call(call).await;
         // A call can change the state (a launch, enable_debug_tools, a click that hits a

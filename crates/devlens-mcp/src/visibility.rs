@@ -130,7 +130,8 @@ const LISTED_IN: &[(&[&str], &[ToolState])] = &[
     ),
     // Looking at the page works while it is paused.
     (&["snapshot", "screenshot"], &[Connected, Debugging, Paused]),
-    // Acting on the page needs it running (see WAITS_ON_PAGE): out of the way while paused.
+    // Acting on the page needs it running (a paused page refuses, saying to resume): out of
+    // the way while paused.
     (
         &[
             "navigate",
@@ -155,23 +156,6 @@ const LISTED_IN: &[(&[&str], &[ToolState])] = &[
     (&["breakpoint", "execution"], &[Debugging, Paused]),
     (&["pause_on_exceptions", "wait_for_pause"], &[Debugging]),
     (&["step", "call_stack", "evaluate_in_frame"], &[Paused]),
-];
-
-/// Tools whose protocol calls run on the page's main thread: on a paused page they would wait
-/// for a resume that only the agent can give, so they answer at once with what to do instead.
-/// (navigate, and evaluate, click_element and friends that *hit* a breakpoint, handle a pause
-/// themselves.)
-const WAITS_ON_PAGE: &[&str] = &[
-    "query_elements",
-    "click_element",
-    "fill_element",
-    "type_text",
-    "press_key",
-    "hover",
-    "select_option",
-    "scroll",
-    "inject_css",
-    "remove_css",
 ];
 
 /// The states `tool` is listed in under `--dynamic-tools`.
@@ -481,30 +465,6 @@ impl DevlensServer {
         self.visibility
             .record(listed.iter().map(|t| t.name.to_string()).collect(), asked);
         listed
-    }
-
-    /// The answer to a call that would wait on a paused page, or `None` to make the call.
-    pub(crate) async fn paused_refusal(
-        &self,
-        tool: &str,
-        arguments: Option<&serde_json::Map<String, serde_json::Value>>,
-    ) -> Option<CallToolResult> {
-        if !WAITS_ON_PAGE.contains(&tool) {
-            return None;
-        }
-        let connection = arguments
-            .and_then(|a| a.get("connectionId"))
-            .and_then(|c| c.as_str())
-            .map(str::trim)
-            .filter(|c| !c.is_empty());
-        let tab = self.services().browser.tab(connection).await.ok()?;
-        tab.is_paused().then(|| {
-            failure(format!(
-                "the page is paused in the debugger, so {tool} would wait for it: resume it \
-                 first (`execution` action resume), or look around with call_stack, step and \
-                 evaluate_in_frame; snapshot and screenshot work while paused"
-            ))
-        })
     }
 
     /// `tool` was hidden by hide_tools in this session.
