@@ -50,6 +50,51 @@ pub struct EmbeddingSettings {
     pub model_dir: Option<PathBuf>,
 }
 
+/// `[docs]`: library docs.
+#[derive(Debug, Clone, Default, Deserialize, Serialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct DocsSettings {
+    /// A Redis server (`redis://host:port/db`) holding a query-answer cache shared by several
+    /// devlens servers. Unset: the in-process cache only.
+    pub redis_url: Option<String>,
+}
+
+/// `[kb]`: the knowledge base's retrieval settings (seed 002's `RAGSettings`). Every one of them
+/// can be overridden per call.
+#[derive(Debug, Clone, Default, Deserialize, Serialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct KbSettings {
+    /// `semantic` (default), `keyword` or `hybrid`.
+    pub search_mode: Option<String>,
+    /// Semantic matches scoring below this cosine similarity are left out [default: calibrated for
+    /// the embedding model in use].
+    pub similarity_threshold: Option<f32>,
+    /// How many solutions a search returns [default: 5].
+    pub top_k: Option<usize>,
+    /// `ask` generates an answer with the `[llm]` endpoint unless told not to [default: false].
+    pub auto_generate_answer: Option<bool>,
+    /// Show relevance scores in text output [default: true].
+    pub show_similarity_scores: Option<bool>,
+}
+
+/// `[llm]`: an OpenAI-compatible chat-completions endpoint (Ollama, llama.cpp server, vLLM,
+/// OpenAI) that writes answers from retrieved sources. The API key comes from the environment
+/// only (`DEVLENS_LLM_API_KEY`, or the variable named by `api_key_env`).
+#[derive(Debug, Clone, Default, Deserialize, Serialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct LlmSettings {
+    /// Base URL up to and including `/v1`, e.g. `http://127.0.0.1:11434/v1` for Ollama.
+    pub base_url: Option<String>,
+    /// Model name, e.g. `llama3.2` or `gpt-4o-mini`.
+    pub model: Option<String>,
+    /// Environment variable that holds the API key [default: DEVLENS_LLM_API_KEY].
+    pub api_key_env: Option<String>,
+    /// Upper bound on the answer's length in tokens [default: 800].
+    pub max_tokens: Option<u32>,
+    /// Seconds to wait for an answer [default: 120].
+    pub timeout_secs: Option<u64>,
+}
+
 /// A project declared in `devlens.toml`.
 #[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields)]
@@ -70,6 +115,9 @@ pub struct ConfigFile {
     pub projects: Vec<ProjectEntry>,
     pub server: ServerSettings,
     pub embedding: EmbeddingSettings,
+    pub docs: DocsSettings,
+    pub kb: KbSettings,
+    pub llm: LlmSettings,
 }
 
 /// The resolved configuration: where data lives and what the config file said.

@@ -10,7 +10,10 @@ pub mod paths;
 pub mod projects;
 pub mod suggest;
 
-pub use config::{Config, ConfigOverrides, EmbeddingSettings, ServerSettings};
+pub use config::{
+    Config, ConfigOverrides, DocsSettings, EmbeddingSettings, KbSettings, LlmSettings,
+    ServerSettings,
+};
 pub use error::CoreError;
 pub use paths::DataDir;
 pub use projects::{Project, ProjectRegistry};
