@@ -27,7 +27,7 @@ pub mod registry;
 pub mod resolve;
 mod rst;
 pub mod search;
-pub mod tokens;
+pub use devlens_search::tokens;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};

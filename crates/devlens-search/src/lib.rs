@@ -11,6 +11,7 @@ pub mod golden;
 pub mod keyword;
 pub mod store;
 pub mod text;
+pub mod tokens;
 pub mod vector;
 
 pub use fusion::reciprocal_rank_fusion;

@@ -1,4 +1,5 @@
-//! Exact token counts with OpenAI's cl100k_base, the budget unit of `query_docs`.
+//! Exact token counts with OpenAI's cl100k_base, the budget unit of token-bounded contexts
+//! (`query_docs`, `ask_knowledge_base`).
 //!
 //! The BPE ranks ship inside `tiktoken-rs`, so counting works offline. Building the encoder takes
 //! a while (it parses ~100k ranks), hence one shared instance built on first use.
