@@ -23,6 +23,7 @@ pub mod ingest;
 mod markdown;
 pub mod metrics;
 pub mod query;
+pub mod redis;
 pub mod registry;
 pub mod resolve;
 mod rst;
@@ -163,6 +164,8 @@ pub struct Docs {
     embedder: EmbedderSlot,
     indexes: Mutex<HashMap<(String, String), Arc<VersionIndex>>>,
     cache: Mutex<lru::LruCache<CacheKey, Arc<QueryDocsOutput>>>,
+    /// The shared second tier, when a Redis URL is configured.
+    redis: Option<redis::RedisCache>,
     cache_stats: CacheStats,
     metrics: metrics::QueryMetrics,
 }
@@ -170,8 +173,42 @@ pub struct Docs {
 /// Counts of the answer cache, for metrics.
 #[derive(Debug, Default)]
 pub struct CacheStats {
+    /// Answers from the in-process cache.
     pub hits: std::sync::atomic::AtomicU64,
+    /// Answers from the shared Redis cache.
+    pub redis_hits: std::sync::atomic::AtomicU64,
+    /// Answers computed (found in neither tier).
     pub misses: std::sync::atomic::AtomicU64,
+}
+
+/// Where an answer came from, as logged (`cache` field) and counted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CacheOutcome {
+    /// The in-process cache.
+    Hit,
+    /// The shared Redis cache.
+    Redis,
+    /// Computed.
+    Miss,
+}
+
+impl CacheOutcome {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Hit => "hit",
+            Self::Redis => "redis",
+            Self::Miss => "miss",
+        }
+    }
+}
+
+/// The Redis URL to use: `DEVLENS_REDIS_URL`, else `[docs] redis_url`; empty means none.
+pub fn redis_url(config: &Config) -> Option<String> {
+    std::env::var("DEVLENS_REDIS_URL")
+        .ok()
+        .or_else(|| config.file.docs.redis_url.clone())
+        .filter(|u| !u.trim().is_empty())
 }
 
 fn new_cache() -> Mutex<lru::LruCache<CacheKey, Arc<QueryDocsOutput>>> {
@@ -209,6 +246,10 @@ pub fn registry_path(data_dir: &DataDir) -> PathBuf {
 impl Docs {
     /// The docs of the configured data dir, with the configured embedder (loaded on first use).
     pub fn open(config: &Config) -> Result<Self, DocsError> {
+        let redis = redis_url(config)
+            .map(|url| redis::RedisTarget::parse(&url))
+            .transpose()?
+            .map(redis::RedisCache::new);
         let registry = Registry::open(&registry_path(&config.data_dir))?;
         Ok(Self {
             registry: Arc::new(registry),
@@ -217,6 +258,7 @@ impl Docs {
             embedder: tokio::sync::Mutex::new(None),
             indexes: Mutex::new(HashMap::new()),
             cache: new_cache(),
+            redis,
             cache_stats: CacheStats::default(),
             metrics: metrics::QueryMetrics::default(),
         })
@@ -257,9 +299,22 @@ impl Docs {
             )),
             indexes: Mutex::new(HashMap::new()),
             cache: new_cache(),
+            redis: None,
             cache_stats: CacheStats::default(),
             metrics: metrics::QueryMetrics::default(),
         })
+    }
+
+    /// Shares answers through the Redis server at `url` (`redis://[:password@]host[:port][/db]`)
+    /// besides the in-process cache.
+    pub fn with_redis(mut self, url: &str) -> Result<Self, DocsError> {
+        self.redis = Some(redis::RedisCache::new(redis::RedisTarget::parse(url)?));
+        Ok(self)
+    }
+
+    /// The shared cache, when one is configured.
+    pub fn redis(&self) -> Option<&redis::RedisCache> {
+        self.redis.as_ref()
     }
 
     pub fn registry(&self) -> &Registry {
@@ -475,35 +530,48 @@ impl Docs {
     pub async fn query(&self, input: &QueryDocsInput) -> Result<QueryDocsOutput, DocsError> {
         let started = Instant::now();
         let result = match input.validate() {
-            Ok(request) => self.query_request(&request).await,
+            Ok(request) => self.query_traced(&request).await,
             Err(e) => Err(e),
         };
         let seconds = started.elapsed().as_secs_f64();
         self.metrics
-            .record(seconds, result.as_ref().ok().map(|o| o.total_tokens));
+            .record(seconds, result.as_ref().ok().map(|o| o.0.total_tokens));
+        // One event per query, its facts as fields (`DEVLENS_LOG_FORMAT=json` makes them JSON).
+        let latency_ms = (seconds * 1e6).round() / 1e3;
         match &result {
-            Ok(o) => tracing::debug!(
-                library = %input.library_id,
+            Ok((o, cache)) => tracing::info!(
+                library = %o.library.id,
+                version = %o.library.version,
                 query = %input.query,
                 results = o.results.len(),
                 tokens = o.total_tokens,
-                latency_ms = seconds * 1000.0,
+                cache = cache.as_str(),
+                latency_ms,
                 "query_docs"
             ),
-            Err(e) => {
-                tracing::debug!(library = %input.library_id, query = %input.query, error = %e, "query_docs failed")
-            }
+            Err(e) => tracing::info!(
+                library = %input.library_id,
+                version = input.version.as_deref().unwrap_or(""),
+                query = %input.query,
+                results = 0,
+                tokens = 0,
+                latency_ms,
+                error = %e,
+                "query_docs failed"
+            ),
         }
-        result
+        result.map(|(o, _)| o)
     }
 
     /// `query_docs` metrics in the Prometheus text format.
     pub fn metrics_text(&self) -> String {
         use std::sync::atomic::Ordering::Relaxed;
-        self.metrics.render(
-            self.cache_stats.hits.load(Relaxed),
-            self.cache_stats.misses.load(Relaxed),
-        )
+        self.metrics.render(&metrics::CacheCounts {
+            memory_hits: self.cache_stats.hits.load(Relaxed),
+            redis_hits: self.cache_stats.redis_hits.load(Relaxed),
+            misses: self.cache_stats.misses.load(Relaxed),
+            redis_errors: self.redis.as_ref().map(|r| r.stats.errors.load(Relaxed)),
+        })
     }
 
     /// How often the answer cache answered.
@@ -517,18 +585,24 @@ impl Docs {
         &self,
         request: &QueryRequest,
     ) -> Result<QueryDocsOutput, DocsError> {
+        self.query_traced(request).await.map(|(o, _)| o)
+    }
+
+    /// [`Self::query_request`], saying which cache tier answered. In-process first (fastest),
+    /// then the shared Redis tier, then computed and stored in both.
+    pub async fn query_traced(
+        &self,
+        request: &QueryRequest,
+    ) -> Result<(QueryDocsOutput, CacheOutcome), DocsError> {
         use std::sync::atomic::Ordering::Relaxed;
         let (library, version) = self.locate(&request.library_id, request.version.as_deref())?;
-        let generation = self
-            .registry
-            .generation(&library.id, &version)?
-            .unwrap_or(0);
+        let stamp = self.registry.stamp(&library.id, &version)?;
         let key: CacheKey = (
             QueryRequest {
                 version: Some(version.clone()),
                 ..request.clone()
             },
-            generation,
+            stamp.as_ref().map_or(0, |s| s.generation),
         );
         let cached = self
             .cache
@@ -538,19 +612,43 @@ impl Docs {
             .cloned();
         if let Some(answer) = cached {
             self.cache_stats.hits.fetch_add(1, Relaxed);
-            return Ok((*answer).clone());
+            return Ok(((*answer).clone(), CacheOutcome::Hit));
+        }
+        // Versions stored before fingerprints existed are not shared: their answers could not
+        // be told apart from another registry's.
+        let shared = match (&self.redis, stamp.and_then(|s| s.fingerprint)) {
+            (Some(redis), Some(fingerprint)) => {
+                Some((redis, shared_key(&fingerprint, &library, &key.0)))
+            }
+            _ => None,
+        };
+        if let Some((redis, redis_key)) = &shared
+            && let Some(bytes) = redis.get(redis_key).await
+            && let Ok(answer) = serde_json::from_slice::<QueryDocsOutput>(&bytes)
+        {
+            self.cache_stats.redis_hits.fetch_add(1, Relaxed);
+            self.cache
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .put(key, Arc::new(answer.clone()));
+            return Ok((answer, CacheOutcome::Redis));
         }
         self.cache_stats.misses.fetch_add(1, Relaxed);
         let (answer, degraded) = self.answer(request, library, version).await?;
         // A keyword-only answer given because the model could not be used is not kept: the
         // next query may have it.
         if !degraded {
+            if let Some((redis, redis_key)) = &shared
+                && let Ok(bytes) = serde_json::to_vec(&answer)
+            {
+                redis.set(redis_key, &bytes, redis::ANSWER_TTL).await;
+            }
             self.cache
                 .lock()
                 .unwrap_or_else(|p| p.into_inner())
                 .put(key, Arc::new(answer.clone()));
         }
-        Ok(answer)
+        Ok((answer, CacheOutcome::Miss))
     }
 
     /// Ranks and assembles an answer, without the cache; `true` when the docs have embeddings
@@ -727,6 +825,29 @@ impl Docs {
             notice,
         })
     }
+}
+
+/// The Redis key of an answer: the version's content fingerprint, what the answer shows of the
+/// library (its name and description can change without the version changing), the request,
+/// and this build's version (ranking may differ between releases).
+fn shared_key(fingerprint: &str, library: &LibraryInfo, request: &QueryRequest) -> String {
+    use sha2::{Digest, Sha256};
+    let mut h = Sha256::new();
+    for field in [
+        env!("CARGO_PKG_VERSION"),
+        fingerprint,
+        &library.name,
+        &library.description,
+        request.version.as_deref().unwrap_or(""),
+        &request.query,
+        &request.max_results.to_string(),
+        &request.include_code.to_string(),
+        &request.context_limit.to_string(),
+    ] {
+        h.update((field.len() as u64).to_le_bytes());
+        h.update(field.as_bytes());
+    }
+    format!("devlens:docs:answer:{}", hex::encode(&h.finalize()[..20]))
 }
 
 /// The texts to embed for `chunks` and, per chunk, which of them is its vector.

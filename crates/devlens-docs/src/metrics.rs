@@ -50,6 +50,16 @@ impl Histogram {
     }
 }
 
+/// The answer cache's counts, both tiers.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct CacheCounts {
+    pub memory_hits: u64,
+    pub redis_hits: u64,
+    pub misses: u64,
+    /// `None` without a Redis tier.
+    pub redis_errors: Option<u64>,
+}
+
 /// What `query_docs` did since the process started.
 #[derive(Debug)]
 pub struct QueryMetrics {
@@ -84,7 +94,7 @@ impl QueryMetrics {
     }
 
     /// The Prometheus text exposition of these metrics and the cache's counts.
-    pub fn render(&self, cache_hits: u64, cache_misses: u64) -> String {
+    pub fn render(&self, cache: &CacheCounts) -> String {
         let mut out = String::new();
         let counter = |out: &mut String, name: &str, help: &str, value: u64| {
             let _ = writeln!(
@@ -104,19 +114,31 @@ impl QueryMetrics {
             "query_docs calls that failed (bad input, unknown library, no results, storage).",
             self.errors.load(Relaxed),
         );
-        counter(
-            &mut out,
-            "devlens_docs_cache_hits_total",
-            "Answers served from the cache.",
-            cache_hits,
+        let _ = writeln!(
+            out,
+            "# HELP devlens_docs_cache_hits_total Answers served from a cache, by tier (memory: \
+             this process; redis: shared by servers).\n\
+             # TYPE devlens_docs_cache_hits_total counter\n\
+             devlens_docs_cache_hits_total{{tier=\"memory\"}} {}\n\
+             devlens_docs_cache_hits_total{{tier=\"redis\"}} {}",
+            cache.memory_hits, cache.redis_hits
         );
         counter(
             &mut out,
             "devlens_docs_cache_misses_total",
-            "Answers computed.",
-            cache_misses,
+            "Answers computed (in no cache tier).",
+            cache.misses,
         );
-        let lookups = cache_hits + cache_misses;
+        if let Some(errors) = cache.redis_errors {
+            counter(
+                &mut out,
+                "devlens_docs_cache_redis_errors_total",
+                "Redis commands that failed (the query went on without Redis).",
+                errors,
+            );
+        }
+        let cache_hits = cache.memory_hits + cache.redis_hits;
+        let lookups = cache_hits + cache.misses;
         let ratio = if lookups == 0 {
             0.0
         } else {
@@ -150,7 +172,14 @@ mod tests {
         let m = QueryMetrics::default();
         m.record(0.003, Some(1200));
         m.record(0.2, None);
-        let text = m.render(3, 1);
+        let text = m.render(&CacheCounts {
+            memory_hits: 2,
+            redis_hits: 1,
+            misses: 1,
+            redis_errors: Some(4),
+        });
+        assert!(text.contains("devlens_docs_cache_hits_total{tier=\"redis\"} 1\n"));
+        assert!(text.contains("devlens_docs_cache_redis_errors_total 4\n"));
         assert!(text.contains("devlens_docs_queries_total 2\n"));
         assert!(text.contains("devlens_docs_query_errors_total 1\n"));
         assert!(text.contains("devlens_docs_cache_hit_ratio 0.75\n"));

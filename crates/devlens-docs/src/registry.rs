@@ -35,6 +35,7 @@ CREATE TABLE IF NOT EXISTS versions (
     dims INTEGER NOT NULL DEFAULT 0,
     generation INTEGER NOT NULL,
     ingested_at TEXT NOT NULL,
+    fingerprint TEXT,
     PRIMARY KEY (library_id, version)
 );
 CREATE TABLE IF NOT EXISTS chunks (
@@ -100,6 +101,51 @@ pub struct NewVersion<'a> {
     pub embeddings: Option<(&'a str, &'a [Vec<f32>])>,
 }
 
+/// What identifies the stored state of a version.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VersionStamp {
+    /// Changes on every re-ingest, in this registry only.
+    pub generation: i64,
+    pub fingerprint: Option<String>,
+}
+
+/// A digest of everything a version's answers are made of: its id and version label, model,
+/// and every chunk with its vector. Two registries that ingested the same docs with the same
+/// model agree on it (so servers with their own data dirs share cached answers); re-ingesting
+/// changed docs changes it (so the old answers are unreachable everywhere).
+pub fn fingerprint(new: &NewVersion<'_>) -> String {
+    use sha2::{Digest, Sha256};
+    let mut h = Sha256::new();
+    // Length-prefixed fields: no two different versions hash the same bytes.
+    let mut field = |bytes: &[u8]| {
+        h.update((bytes.len() as u64).to_le_bytes());
+        h.update(bytes);
+    };
+    field(b"devlens-docs version fingerprint 1");
+    field(new.library_id.as_bytes());
+    field(new.version.as_bytes());
+    field(new.embeddings.map_or("", |(m, _)| m).as_bytes());
+    for (i, c) in new.chunks.iter().enumerate() {
+        for text in [
+            &c.section,
+            &c.anchor,
+            c.kind.as_str(),
+            c.language.as_deref().unwrap_or(""),
+            &c.source,
+            &c.url,
+            &c.content,
+        ] {
+            field(text.as_bytes());
+        }
+        field(&(c.tokens as u64).to_le_bytes());
+        if let Some(v) = new.embeddings.and_then(|(_, vs)| vs.get(i)) {
+            let bytes: Vec<u8> = v.iter().flat_map(|x| x.to_le_bytes()).collect();
+            field(&bytes);
+        }
+    }
+    hex::encode(h.finalize())
+}
+
 /// A version read back for searching.
 #[derive(Debug)]
 pub struct LoadedVersion {
@@ -135,6 +181,14 @@ impl Registry {
         conn.pragma_update(None, "foreign_keys", "ON")
             .map_err(|e| err(&e))?;
         conn.execute_batch(SCHEMA).map_err(|e| err(&e))?;
+        // Registries written before the shared cache have no fingerprint column.
+        if conn
+            .prepare("SELECT fingerprint FROM versions LIMIT 0")
+            .is_err()
+        {
+            conn.execute_batch("ALTER TABLE versions ADD COLUMN fingerprint TEXT")
+                .map_err(|e| err(&e))?;
+        }
         Ok(Self {
             path: path.to_path_buf(),
             conn: Mutex::new(conn),
@@ -214,6 +268,24 @@ impl Registry {
             .map_err(|e| self.store_err(e))
     }
 
+    /// The generation and content fingerprint of a stored version (see [`fingerprint`]); the
+    /// fingerprint is `None` for versions stored before fingerprints were kept.
+    pub fn stamp(&self, id: &str, version: &str) -> Result<Option<VersionStamp>, DocsError> {
+        self.conn()
+            .query_row(
+                "SELECT generation, fingerprint FROM versions WHERE library_id = ?1 AND version = ?2",
+                params![id, version],
+                |r| {
+                    Ok(VersionStamp {
+                        generation: r.get(0)?,
+                        fingerprint: r.get(1)?,
+                    })
+                },
+            )
+            .optional()
+            .map_err(|e| self.store_err(e))
+    }
+
     /// Stores a version, replacing what was stored under the same library and version, in one
     /// transaction. Returns the new generation.
     pub fn replace_version(&self, new: &NewVersion<'_>) -> Result<i64, DocsError> {
@@ -246,7 +318,8 @@ impl Registry {
         };
         tx.execute(
             "INSERT INTO versions (library_id, version, source, pages, chunk_count, model, dims,
-                generation, ingested_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+                generation, ingested_at, fingerprint)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
             params![
                 new.library_id,
                 new.version,
@@ -256,7 +329,8 @@ impl Registry {
                 model,
                 dims as i64,
                 generation,
-                now
+                now,
+                fingerprint(new)
             ],
         )
         .map_err(|e| self.store_err(e))?;

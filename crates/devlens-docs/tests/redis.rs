@@ -1,0 +1,180 @@
+//! The shared Redis tier of the answer cache, against a real `redis-server` this test starts on
+//! a free port: servers share answers, re-ingesting retires them everywhere, and a Redis that
+//! goes away costs no query its answer.
+//!
+//! Without `redis-server` on PATH the test prints a skip notice and passes, unless
+//! DEVLENS_REQUIRE_REDIS=1 (scripts/test sets it), where it fails.
+
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::Ordering::Relaxed;
+use std::time::{Duration, Instant};
+
+use devlens_docs::{CacheOutcome, Docs, DocsSource, IngestRequest, QueryDocsInput};
+
+/// A `redis-server` child, stopped when dropped.
+struct RedisServer {
+    child: Child,
+    port: u16,
+}
+
+impl RedisServer {
+    fn start() -> Option<Self> {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .ok()?
+            .local_addr()
+            .ok()?
+            .port();
+        let spawned = Command::new("redis-server")
+            .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
+            .args(["--save", "", "--appendonly", "no"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn();
+        let child = match spawned {
+            Ok(child) => child,
+            Err(e) => {
+                let why = format!(
+                    "redis-server could not be started ({e}); install the Debian package redis-server"
+                );
+                if std::env::var("DEVLENS_REQUIRE_REDIS").as_deref() == Ok("1") {
+                    panic!("{why} (DEVLENS_REQUIRE_REDIS=1)");
+                }
+                eprintln!("skipped: {why}");
+                return None;
+            }
+        };
+        let mut server = Self { child, port };
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(
+                Instant::now() < deadline,
+                "redis-server did not listen on port {port} within 10 s"
+            );
+            if let Ok(Some(status)) = server.child.try_wait() {
+                panic!("redis-server exited at start: {status}");
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        server.port = port;
+        Some(server)
+    }
+
+    fn url(&self) -> String {
+        format!("redis://127.0.0.1:{}/3", self.port)
+    }
+
+    fn stop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for RedisServer {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+fn ingest(docs: &Docs, rt: &tokio::runtime::Runtime, pages: &Path) {
+    let request = IngestRequest {
+        id: "widgets".into(),
+        source: DocsSource::Path(pages.to_path_buf()),
+        version: Some("2".into()),
+        name: None,
+        description: None,
+    };
+    rt.block_on(docs.ingest(&request, &|_, _, _| {})).unwrap();
+}
+
+fn ask(docs: &Docs, rt: &tokio::runtime::Runtime, question: &str) -> (String, CacheOutcome) {
+    let input = QueryDocsInput {
+        library_id: "widgets".into(),
+        query: question.into(),
+        version: None,
+        max_results: None,
+        include_code: None,
+        context_limit: None,
+    };
+    let request = input.validate().unwrap();
+    let (answer, outcome) = rt.block_on(docs.query_traced(&request)).unwrap();
+    (answer.context, outcome)
+}
+
+#[test]
+fn servers_share_answers_until_the_docs_change_and_survive_redis_going_away() {
+    let Some(mut redis) = RedisServer::start() else {
+        return;
+    };
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let pages = dir.path().join("pages");
+    std::fs::create_dir(&pages).unwrap();
+    std::fs::write(
+        pages.join("a.md"),
+        "# Widgets\n\n## Refresh\n\nWidgets refresh every second.\n\n## Colors\n\nWidgets are blue.\n",
+    )
+    .unwrap();
+    let open = |registry: &str| {
+        Docs::with_embedder(&dir.path().join(registry), None)
+            .unwrap()
+            .with_redis(&redis.url())
+            .unwrap()
+    };
+    // Servers A and C share a data dir; B has its own, where the same docs were ingested.
+    let a = open("one/docs.sqlite");
+    let c = open("one/docs.sqlite");
+    let b = open("two/docs.sqlite");
+    ingest(&a, &rt, &pages);
+    ingest(&b, &rt, &pages);
+
+    let question = "how often do widgets refresh";
+    let (first, outcome) = ask(&a, &rt, question);
+    assert_eq!(outcome, CacheOutcome::Miss);
+    assert!(first.contains("every second"), "{first}");
+    let (from_b, outcome) = ask(&b, &rt, question);
+    assert_eq!(
+        (from_b.as_str(), outcome),
+        (first.as_str(), CacheOutcome::Redis)
+    );
+    let (from_c, outcome) = ask(&c, &rt, question);
+    assert_eq!(
+        (from_c.as_str(), outcome),
+        (first.as_str(), CacheOutcome::Redis)
+    );
+    // Asked again, C has it in process.
+    assert_eq!(ask(&c, &rt, question).1, CacheOutcome::Hit);
+    assert!(
+        c.metrics_text()
+            .contains("devlens_docs_cache_hits_total{tier=\"redis\"} 1\n")
+    );
+
+    // A re-ingests changed docs: C (same data dir) never sees the old answer again, from
+    // either tier.
+    std::fs::write(
+        pages.join("a.md"),
+        "# Widgets\n\n## Refresh\n\nWidgets refresh by server push now.\n",
+    )
+    .unwrap();
+    ingest(&a, &rt, &pages);
+    let (fresh, outcome) = ask(&c, &rt, question);
+    assert_eq!(outcome, CacheOutcome::Miss);
+    assert!(fresh.contains("server push"), "{fresh}");
+    assert_eq!(ask(&a, &rt, question).1, CacheOutcome::Redis);
+    // B still holds the old docs, and the answers that go with them.
+    assert_eq!(ask(&b, &rt, question).0, first);
+
+    // Redis goes away: queries still answer, computed, then from the process's own cache.
+    redis.stop();
+    let other = "what color are widgets";
+    let (answer, outcome) = ask(&b, &rt, other);
+    assert_eq!(outcome, CacheOutcome::Miss);
+    assert!(answer.contains("blue"), "{answer}");
+    assert_eq!(ask(&b, &rt, other).1, CacheOutcome::Hit);
+    let errors = b.redis().unwrap().stats.errors.load(Relaxed);
+    assert!(errors >= 1, "the failure was counted");
+    assert!(
+        b.metrics_text()
+            .contains("devlens_docs_cache_redis_errors_total")
+    );
+}
