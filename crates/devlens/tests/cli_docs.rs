@@ -440,3 +440,73 @@ fn nodejs_golden_set_hit_at_5() {
     let hit = report["hit_at_k"].as_f64().unwrap();
     assert!(hit >= 0.9, "hit@5 {hit} < 0.9: {report}");
 }
+
+#[test]
+fn json_logs_carry_one_event_per_query_with_its_facts() {
+    let dir = tempfile::tempdir().unwrap();
+    let docs = widgets_docs(dir.path());
+    json_out(
+        dir.path(),
+        &[
+            "docs",
+            "add",
+            "widgets",
+            "--path",
+            docs.to_str().unwrap(),
+            "--json",
+        ],
+    );
+    let events = |args: &[&str], ok: bool| -> Vec<Value> {
+        let mut cmd = devlens(dir.path());
+        without_model(&mut cmd, dir.path());
+        cmd.env("DEVLENS_LOG_FORMAT", "json")
+            .env_remove("DEVLENS_LOG")
+            .env_remove("RUST_LOG")
+            .env_remove("DEVLENS_REDIS_URL")
+            .args(args);
+        let assert = if ok {
+            cmd.assert().success()
+        } else {
+            cmd.assert().failure()
+        };
+        String::from_utf8_lossy(&assert.get_output().stderr)
+            .lines()
+            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+            .filter(|e| {
+                e["fields"]["message"]
+                    .as_str()
+                    .is_some_and(|m| m.starts_with("query_docs"))
+            })
+            .collect()
+    };
+    let ok = events(
+        &[
+            "docs",
+            "query",
+            "widgets",
+            "how do I rotate the token",
+            "--json",
+        ],
+        true,
+    );
+    assert_eq!(ok.len(), 1, "{ok:?}");
+    let f = &ok[0]["fields"];
+    assert_eq!(f["library"], "widgets");
+    assert_eq!(f["version"], "latest");
+    assert_eq!(f["query"], "how do I rotate the token");
+    assert!(f["results"].as_u64().unwrap() >= 1, "{f}");
+    assert!(f["tokens"].as_u64().unwrap() > 0, "{f}");
+    assert_eq!(f["cache"], "miss");
+    assert!(f["latency_ms"].as_f64().unwrap() >= 0.0, "{f}");
+    assert_eq!(ok[0]["level"], "INFO");
+
+    let failed = events(&["docs", "query", "widgetz", "anything"], false);
+    assert_eq!(failed.len(), 1, "{failed:?}");
+    assert_eq!(failed[0]["fields"]["library"], "widgetz");
+    assert!(
+        failed[0]["fields"]["error"]
+            .as_str()
+            .unwrap()
+            .contains("not found")
+    );
+}
