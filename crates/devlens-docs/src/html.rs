@@ -44,7 +44,7 @@ struct Tag<'a> {
     attrs: &'a str,
 }
 
-fn attr(attrs: &str, name: &str) -> Option<String> {
+pub(crate) fn attr(attrs: &str, name: &str) -> Option<String> {
     let lower = attrs.to_ascii_lowercase();
     let mut from = 0;
     while let Some(pos) = lower[from..].find(name) {

@@ -16,6 +16,7 @@
 
 pub mod blocks;
 pub mod chunk;
+pub mod crawl;
 mod error;
 pub mod eval;
 mod html;
@@ -47,7 +48,6 @@ pub use query::{QueryDocsInput, QueryDocsOutput, QueryRequest};
 pub use registry::{LibraryInfo, Registry};
 pub use resolve::{LibraryMatch, Resolved};
 
-use crate::ingest::Pages;
 use crate::query::{Candidate, LibrarySummary};
 use crate::registry::NewVersion;
 use crate::search::VersionIndex;
@@ -60,8 +60,13 @@ pub const DEFAULT_VERSION: &str = "latest";
 pub enum DocsSource {
     /// A folder (read recursively) or one file.
     Path(PathBuf),
-    /// One page fetched over HTTP(S).
+    /// A docs site crawled from this page with the default limits.
     Url(String),
+    /// A docs site crawled from `url` within `limits`.
+    Crawl {
+        url: String,
+        limits: crawl::CrawlLimits,
+    },
 }
 
 /// `devlens docs add`.
@@ -92,6 +97,9 @@ pub struct IngestReport {
     pub duplicates: usize,
     /// Files passed over (not a docs format, too large, not UTF-8).
     pub skipped: usize,
+    /// Pages of a crawl that could not be fetched (`url: reason`), skipped.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub failed: Vec<String>,
     /// Whether the chunks were embedded (semantic ranking available).
     pub embedded: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -117,6 +125,18 @@ impl IngestReport {
                 None => "keyword search only".into(),
             }
         );
+        if !self.failed.is_empty() {
+            out.push_str(&format!(
+                "\n{} pages could not be fetched and were skipped:",
+                self.failed.len()
+            ));
+            for f in self.failed.iter().take(10) {
+                out.push_str(&format!("\n  {f}"));
+            }
+            if self.failed.len() > 10 {
+                out.push_str(&format!("\n  … and {} more", self.failed.len() - 10));
+            }
+        }
         if let Some(notice) = &self.notice {
             out.push_str(&format!("\nnote: {notice}"));
         }
@@ -377,6 +397,8 @@ impl Docs {
                 "invalid version `{version}`: use a short label such as `18.20` or `latest`"
             )));
         }
+        let mut failed = Vec::new();
+        let mut notes: Vec<String> = Vec::new();
         let (pages, source_label) = match &request.source {
             DocsSource::Path(path) => {
                 let root = path.clone();
@@ -390,7 +412,22 @@ impl Docs {
                     .to_string();
                 (pages, label)
             }
-            DocsSource::Url(url) => (fetch_page(url).await?, url.clone()),
+            DocsSource::Url(url) | DocsSource::Crawl { url, .. } => {
+                let limits = match &request.source {
+                    DocsSource::Crawl { limits, .. } => *limits,
+                    _ => crawl::CrawlLimits::default(),
+                };
+                let reading = |done, total| progress(IngestStage::Reading, done, total);
+                let outcome = crawl::crawl(url, limits, &reading).await?;
+                failed = outcome.failed;
+                if outcome.left_over > 0 {
+                    notes.push(format!(
+                        "stopped at {} pages (--max-pages); {} more links were not followed",
+                        limits.max_pages, outcome.left_over
+                    ));
+                }
+                (outcome.pages, url.clone())
+            }
         };
         let name = request
             .name
@@ -428,6 +465,8 @@ impl Docs {
                 )),
             ),
         };
+        notes.extend(notice);
+        let notice = (!notes.is_empty()).then(|| notes.join("; "));
         let registry = Arc::clone(&self.registry);
         let new = NewVersion {
             library_id: &id,
@@ -451,6 +490,7 @@ impl Docs {
             chunks: pages.chunks.len(),
             duplicates: pages.duplicates,
             skipped: pages.skipped.len(),
+            failed,
             embedded: model.is_some(),
             model,
             seconds: started.elapsed().as_secs_f64(),
@@ -932,58 +972,4 @@ fn no_result_suggestions(index: &VersionIndex, request: &QueryRequest) -> Vec<St
         suggestions.push(format!("ask about one of its topics: {}", shown.join(", ")));
     }
     suggestions
-}
-
-/// Fetches one page for `--url`.
-async fn fetch_page(url: &str) -> Result<Pages, DocsError> {
-    let fetch_err = |reason: String| DocsError::Fetch {
-        url: url.to_string(),
-        reason,
-    };
-    if !(url.starts_with("http://") || url.starts_with("https://")) {
-        return Err(fetch_err("only http(s) URLs can be fetched".into()));
-    }
-    let client = reqwest::Client::builder()
-        .timeout(std::time::Duration::from_secs(60))
-        .build()
-        .map_err(|e| fetch_err(e.to_string()))?;
-    let response = client
-        .get(url)
-        .send()
-        .await
-        .map_err(|e| fetch_err(e.to_string()))?;
-    let status = response.status();
-    if !status.is_success() {
-        return Err(fetch_err(format!("HTTP {status}")));
-    }
-    let content_type = response
-        .headers()
-        .get(reqwest::header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .map(str::to_string);
-    let bytes = response
-        .bytes()
-        .await
-        .map_err(|e| fetch_err(e.to_string()))?;
-    if bytes.len() as u64 > ingest::MAX_PAGE_BYTES {
-        return Err(fetch_err("the page is larger than 8 MB".into()));
-    }
-    let text = String::from_utf8_lossy(&bytes);
-    let format = ingest::format_of_response(url, content_type.as_deref());
-    let mut pages = Pages::default();
-    let source = url.split('#').next().unwrap_or(url);
-    ingest::add_page(
-        &mut pages,
-        &mut Default::default(),
-        source,
-        source,
-        format,
-        &text,
-    );
-    if pages.chunks.is_empty() {
-        return Err(fetch_err(
-            "the page holds no text devlens could read".into(),
-        ));
-    }
-    Ok(pages)
 }

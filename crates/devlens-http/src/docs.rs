@@ -68,12 +68,18 @@ async fn libraries(State(services): Shared) -> DocsResult<LibraryList> {
     }))
 }
 
-/// `POST /api/docs/libraries`: ingest a folder (`path`) or a page (`url`).
+/// `POST /api/docs/libraries`: ingest a folder (`path`) or a site crawled from `url` (within
+/// `maxPages` and `maxDepth`).
 #[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
 struct AddLibrary {
     id: String,
     path: Option<String>,
     url: Option<String>,
+    #[serde(alias = "max_pages")]
+    max_pages: Option<usize>,
+    #[serde(alias = "max_depth")]
+    max_depth: Option<usize>,
     version: Option<String>,
     name: Option<String>,
     description: Option<String>,
@@ -85,7 +91,16 @@ async fn add_library(
 ) -> DocsResult<IngestReport> {
     let source = match (body.path, body.url) {
         (Some(path), None) => DocsSource::Path(path.into()),
-        (None, Some(url)) => DocsSource::Url(url),
+        (None, Some(url)) => {
+            let defaults = devlens_docs::crawl::CrawlLimits::default();
+            DocsSource::Crawl {
+                url,
+                limits: devlens_docs::crawl::CrawlLimits {
+                    max_pages: body.max_pages.unwrap_or(defaults.max_pages),
+                    max_depth: body.max_depth.unwrap_or(defaults.max_depth),
+                },
+            }
+        }
         _ => {
             return Err(DocsError::InvalidInput(
                 "give exactly one of `path` (a docs folder on this machine) or `url`".into(),

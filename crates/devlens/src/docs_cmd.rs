@@ -36,9 +36,16 @@ pub enum DocsCommand {
             required_unless_present = "url"
         )]
         path: Option<PathBuf>,
-        /// One page to fetch over HTTP(S)
+        /// A docs site to crawl from this page: same origin, under the page's folder,
+        /// breadth-first
         #[arg(long, value_name = "URL")]
         url: Option<String>,
+        /// With --url: pages to fetch at most [default: 200]
+        #[arg(long, conflicts_with = "path")]
+        max_pages: Option<usize>,
+        /// With --url: links to follow from the start page at most [default: 5]
+        #[arg(long, conflicts_with = "path")]
+        max_depth: Option<usize>,
         /// The version label [default: latest]
         #[arg(long)]
         version: Option<String>,
@@ -138,6 +145,8 @@ pub async fn run(config: Config, args: DocsArgs) -> anyhow::Result<()> {
             id,
             path,
             url,
+            max_pages,
+            max_depth,
             version,
             name,
             description,
@@ -145,7 +154,13 @@ pub async fn run(config: Config, args: DocsArgs) -> anyhow::Result<()> {
         } => {
             let source = match (path, url) {
                 (Some(path), _) => DocsSource::Path(path),
-                (None, Some(url)) => DocsSource::Url(url),
+                (None, Some(url)) => DocsSource::Crawl {
+                    url,
+                    limits: devlens_docs::crawl::CrawlLimits {
+                        max_pages: max_pages.unwrap_or(devlens_docs::crawl::DEFAULT_MAX_PAGES),
+                        max_depth: max_depth.unwrap_or(devlens_docs::crawl::DEFAULT_MAX_DEPTH),
+                    },
+                },
                 (None, None) => anyhow::bail!("give --path DIR or --url URL"),
             };
             let request = IngestRequest {
@@ -155,7 +170,11 @@ pub async fn run(config: Config, args: DocsArgs) -> anyhow::Result<()> {
                 name,
                 description,
             };
-            let reading = ProgressLine::new("reading pages");
+            let reading = ProgressLine::new(if matches!(request.source, DocsSource::Path(_)) {
+                "reading pages"
+            } else {
+                "fetching pages"
+            });
             let embedding = ProgressLine::new("embedding chunks");
             let report = docs
                 .ingest(&request, &|stage, done, total| match stage {

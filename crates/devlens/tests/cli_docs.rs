@@ -510,3 +510,237 @@ fn json_logs_carry_one_event_per_query_with_its_facts() {
             .contains("not found")
     );
 }
+
+/// Serves `files` (path -> content type, body) on a local port; anything else is a 404.
+fn serve_site(
+    rt: &tokio::runtime::Runtime,
+    files: Vec<(&'static str, &'static str, String)>,
+) -> String {
+    use axum::http::{StatusCode, Uri, header};
+    let files = std::sync::Arc::new(files);
+    let router = axum::Router::new().fallback(move |uri: Uri| {
+        let files = std::sync::Arc::clone(&files);
+        async move {
+            match files.iter().find(|(path, _, _)| *path == uri.path()) {
+                Some((_, ct, body)) => {
+                    (StatusCode::OK, [(header::CONTENT_TYPE, *ct)], body.clone())
+                }
+                None => (
+                    StatusCode::NOT_FOUND,
+                    [(header::CONTENT_TYPE, "text/plain")],
+                    "not found".to_string(),
+                ),
+            }
+        }
+    });
+    rt.block_on(common::serve_router(router))
+}
+
+#[test]
+fn add_url_crawls_the_site_under_the_start_page() {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let html = "text/html; charset=utf-8";
+    let site = serve_site(
+        &rt,
+        vec![
+            (
+                "/docs/index.html",
+                html,
+                "<h1>Gadgets</h1><p>Gadgets glow in the dark. Read <a href='setup.html#top'>setup</a>, \
+                 <a href=\"/docs/setup.html\">setup again</a>, the <a href='guide/'>guide</a>, \
+                 <a href='missing.html'>a dead link</a>, <a href='data.json'>data</a>, \
+                 <a href='logo.png'>the logo</a>, <a href='/blog/post.html'>the blog</a> and \
+                 <a href='https://example.invalid/docs/x.html'>elsewhere</a>.</p>"
+                    .into(),
+            ),
+            (
+                "/docs/setup.html",
+                html,
+                "<h1>Setup</h1><p>Charge the gadget for an hour before first use.</p>".into(),
+            ),
+            (
+                "/docs/guide/",
+                "text/markdown",
+                "# Guide\n\nPair gadgets over Bluetooth. More in [depth](deep.md).\n".into(),
+            ),
+            (
+                "/docs/guide/deep.md",
+                "text/markdown",
+                "# Deep dive\n\nFirmware updates arrive monthly.\n".into(),
+            ),
+            ("/docs/data.json", "application/json", "{\"not\": \"docs\"}".into()),
+            ("/blog/post.html", html, "<h1>Blog</h1><p>Out of scope.</p>".into()),
+        ],
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let start = format!("{site}/docs/index.html");
+    let added = json_out(
+        dir.path(),
+        &["docs", "add", "gadgets", "--url", &start, "--json"],
+    );
+    assert_eq!(added["pages"], 4, "{added}");
+    let failed = added["failed"].as_array().unwrap();
+    assert_eq!(failed.len(), 1, "{added}");
+    assert!(
+        failed[0]
+            .as_str()
+            .unwrap()
+            .contains("missing.html: HTTP 404")
+    );
+    let answer = json_out(
+        dir.path(),
+        &[
+            "docs",
+            "query",
+            "gadgets",
+            "how often do firmware updates arrive",
+            "--json",
+        ],
+    );
+    assert!(
+        answer["context"].as_str().unwrap().contains("monthly"),
+        "{answer}"
+    );
+    assert_eq!(
+        answer["results"][0]["metadata"]["url"],
+        format!("{site}/docs/guide/deep.md#deep-dive")
+    );
+
+    // One link deep: the guide's own link is not followed.
+    let shallow = json_out(
+        dir.path(),
+        &[
+            "docs",
+            "add",
+            "shallow",
+            "--url",
+            &start,
+            "--max-depth",
+            "1",
+            "--json",
+        ],
+    );
+    assert_eq!(shallow["pages"], 3, "{shallow}");
+    // Two pages at most, and the report says the crawl was cut short.
+    let capped = json_out(
+        dir.path(),
+        &[
+            "docs",
+            "add",
+            "capped",
+            "--url",
+            &start,
+            "--max-pages",
+            "2",
+            "--json",
+        ],
+    );
+    assert_eq!(capped["pages"], 2, "{capped}");
+    assert!(
+        capped["notice"].as_str().unwrap().contains("--max-pages"),
+        "{capped}"
+    );
+
+    // A start page that fails is an error that says what to do, and stores nothing.
+    let mut cmd = devlens(dir.path());
+    without_model(&mut cmd, dir.path());
+    cmd.args([
+        "docs",
+        "add",
+        "broken",
+        "--url",
+        &format!("{site}/docs/nothing.html"),
+    ])
+    .assert()
+    .failure()
+    .stderr(predicate::str::contains("HTTP 404"))
+    .stderr(predicate::str::contains("--path"));
+    let mut cmd = devlens(dir.path());
+    cmd.args(["docs", "add", "x", "--path", ".", "--max-pages", "3"])
+        .assert()
+        .failure()
+        .stderr(predicate::str::contains("cannot be used with '--max-pages"));
+    let list = json_out(dir.path(), &["docs", "list", "--json"]);
+    let ids: Vec<&str> = list["libraries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, ["capped", "gadgets", "shallow"]);
+}
+
+/// The Node.js HTML docs served as a site: the crawl reaches every page from the index.
+#[test]
+fn add_url_crawls_the_nodejs_docs() {
+    let testdata = std::env::var_os("DEVLENS_TESTDATA")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../.testdata"));
+    let root = testdata.join("nodejs-doc/html");
+    if !root.join("index.html").is_file() {
+        if std::env::var("DEVLENS_REQUIRE_TESTDATA").as_deref() == Ok("1") {
+            panic!("{} is missing; run scripts/fetch-testdata", root.display());
+        }
+        eprintln!("skipped: no Node.js docs (run scripts/fetch-testdata)");
+        return;
+    }
+    use axum::http::{StatusCode, Uri, header};
+    let router = axum::Router::new().fallback(move |uri: Uri| {
+        let root = root.clone();
+        async move {
+            let name = uri.path().trim_start_matches("/api/");
+            let file = root.join(name);
+            let safe = !name.is_empty() && !name.contains("..") && !name.contains('/');
+            match std::fs::read(&file) {
+                Ok(body) if safe && name.ends_with(".html") => {
+                    (StatusCode::OK, [(header::CONTENT_TYPE, "text/html")], body)
+                }
+                _ => (
+                    StatusCode::NOT_FOUND,
+                    [(header::CONTENT_TYPE, "text/plain")],
+                    b"not found".to_vec(),
+                ),
+            }
+        }
+    });
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let site = rt.block_on(common::serve_router(router));
+    let dir = tempfile::tempdir().unwrap();
+    let added = json_out(
+        dir.path(),
+        &[
+            "docs",
+            "add",
+            "nodejs",
+            "--url",
+            &format!("{site}/api/index.html"),
+            "--json",
+        ],
+    );
+    // Every page the index links to (policy.html is linked from none), all.html (linked, not
+    // shipped by Debian) reported as failed.
+    assert!(added["pages"].as_u64().unwrap() >= 60, "{added}");
+    assert!(
+        added["failed"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f.as_str().unwrap().contains("/api/all.html: HTTP 404")),
+        "{added}"
+    );
+    assert!(added["chunks"].as_u64().unwrap() > 3000, "{added}");
+    let answer = json_out(
+        dir.path(),
+        &[
+            "docs",
+            "query",
+            "nodejs",
+            "read a file with promises",
+            "--json",
+        ],
+    );
+    let section = answer["results"][0]["metadata"]["section"]
+        .as_str()
+        .unwrap();
+    assert!(section.to_lowercase().contains("file system"), "{section}");
+}

@@ -1,0 +1,399 @@
+//! `docs add --url`: a docs site crawled the way a reader would walk it.
+//!
+//! Breadth-first from the start page, following links that stay on its origin and under its
+//! folder (the start page `https://x.dev/docs/guide/intro` keeps to `https://x.dev/docs/guide/`),
+//! fragments stripped and every URL fetched once. Only HTML, Markdown, reStructuredText and
+//! plain-text responses are read. A level is fetched a few pages at a time and its links taken
+//! in page order, so the same site gives the same chunks in the same order on every run.
+//!
+//! The start page must answer (else nothing is worth storing); a page that fails later is
+//! reported and skipped.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+use std::time::Duration;
+
+use reqwest::Url;
+
+use crate::DocsError;
+use crate::blocks::Format;
+use crate::ingest::{self, Pages};
+
+/// Pages fetched at most, by default: a whole docs section of most libraries.
+pub const DEFAULT_MAX_PAGES: usize = 200;
+/// Links followed from the start page at most, by default.
+pub const DEFAULT_MAX_DEPTH: usize = 5;
+/// Requests in flight at once: quick on a docs host without hammering it.
+const IN_FLIGHT: usize = 4;
+const PAGE_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// How far a crawl goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CrawlLimits {
+    pub max_pages: usize,
+    pub max_depth: usize,
+}
+
+impl Default for CrawlLimits {
+    fn default() -> Self {
+        Self {
+            max_pages: DEFAULT_MAX_PAGES,
+            max_depth: DEFAULT_MAX_DEPTH,
+        }
+    }
+}
+
+/// What a crawl found besides the pages.
+#[derive(Debug, Default)]
+pub struct CrawlOutcome {
+    pub pages: Pages,
+    /// `url: reason` of pages that could not be fetched.
+    pub failed: Vec<String>,
+    /// Links in scope left unfetched because of `max_pages` (0 when the site was covered).
+    pub left_over: usize,
+}
+
+/// One fetched page.
+struct Fetched {
+    /// After redirects, without a fragment.
+    url: Url,
+    format: Format,
+    text: String,
+}
+
+enum PageError {
+    /// Not a docs page (an image, JSON, a redirect out of scope): passed over quietly.
+    Skipped,
+    Failed(String),
+}
+
+/// The scope of a crawl: its origin and path prefix.
+#[derive(Debug, Clone)]
+struct Scope {
+    origin: String,
+    prefix: String,
+}
+
+impl Scope {
+    fn of(start: &Url) -> Self {
+        let path = start.path();
+        let prefix = match path.rfind('/') {
+            Some(i) => path[..=i].to_string(),
+            None => "/".to_string(),
+        };
+        Self {
+            origin: start.origin().ascii_serialization(),
+            prefix,
+        }
+    }
+
+    fn contains(&self, url: &Url) -> bool {
+        url.origin().ascii_serialization() == self.origin && url.path().starts_with(&self.prefix)
+    }
+}
+
+/// Whether a link's file extension could be a docs page (no extension: a pretty URL).
+fn looks_like_a_page(url: &Url) -> bool {
+    let last = url.path().rsplit('/').next().unwrap_or("");
+    match last.rsplit_once('.') {
+        None => true,
+        Some((_, ext)) => matches!(
+            ext.to_ascii_lowercase().as_str(),
+            "html" | "htm" | "xhtml" | "md" | "mdx" | "markdown" | "rst" | "txt"
+        ),
+    }
+}
+
+fn without_fragment(mut url: Url) -> Url {
+    url.set_fragment(None);
+    url
+}
+
+/// The links of a page, resolved against its URL, in document order.
+fn links(page: &Fetched) -> Vec<Url> {
+    let hrefs: Vec<String> = match page.format {
+        Format::Html => html_links(&page.text),
+        Format::Markdown => markdown_links(&page.text),
+        _ => Vec::new(),
+    };
+    hrefs
+        .iter()
+        .filter_map(|h| page.url.join(h.trim()).ok())
+        .filter(|u| matches!(u.scheme(), "http" | "https"))
+        .map(without_fragment)
+        .collect()
+}
+
+fn html_links(html: &str) -> Vec<String> {
+    let lower = html.to_ascii_lowercase();
+    let mut out = Vec::new();
+    let mut from = 0;
+    while let Some(pos) = lower[from..].find("<a") {
+        let start = from + pos + 2;
+        from = start;
+        if !lower[start..].starts_with(|c: char| c.is_ascii_whitespace()) {
+            continue;
+        }
+        let end = lower[start..].find('>').map_or(lower.len(), |e| start + e);
+        if let Some(href) = crate::html::attr(&html[start..end], "href") {
+            out.push(href);
+        }
+        from = end;
+    }
+    out
+}
+
+fn markdown_links(text: &str) -> Vec<String> {
+    use pulldown_cmark::{Event, Parser, Tag};
+    Parser::new(text)
+        .filter_map(|e| match e {
+            Event::Start(Tag::Link { dest_url, .. }) => Some(dest_url.to_string()),
+            _ => None,
+        })
+        .collect()
+}
+
+async fn fetch(client: &reqwest::Client, url: Url, scope: &Scope) -> Result<Fetched, PageError> {
+    let failed = |e: &dyn std::fmt::Display| PageError::Failed(e.to_string());
+    let response = client.get(url).send().await.map_err(|e| failed(&e))?;
+    let status = response.status();
+    if !status.is_success() {
+        return Err(PageError::Failed(format!("HTTP {status}")));
+    }
+    let final_url = without_fragment(response.url().clone());
+    if !scope.contains(&final_url) {
+        return Err(PageError::Skipped);
+    }
+    let content_type = response
+        .headers()
+        .get(reqwest::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .map(|v| v.to_ascii_lowercase());
+    let readable = content_type.as_deref().is_none_or(|ct| {
+        let mime = ct.split(';').next().unwrap_or("").trim();
+        matches!(
+            mime,
+            "text/html"
+                | "application/xhtml+xml"
+                | "text/markdown"
+                | "text/x-markdown"
+                | "text/plain"
+                | "text/x-rst"
+                | ""
+        )
+    });
+    if !readable {
+        return Err(PageError::Skipped);
+    }
+    if response
+        .content_length()
+        .is_some_and(|n| n > ingest::MAX_PAGE_BYTES)
+    {
+        return Err(PageError::Failed("larger than 8 MB".into()));
+    }
+    let bytes = response.bytes().await.map_err(|e| failed(&e))?;
+    if bytes.len() as u64 > ingest::MAX_PAGE_BYTES {
+        return Err(PageError::Failed("larger than 8 MB".into()));
+    }
+    let text = String::from_utf8_lossy(&bytes).into_owned();
+    let format = ingest::format_of_response(final_url.as_str(), content_type.as_deref());
+    Ok(Fetched {
+        url: final_url,
+        format,
+        text,
+    })
+}
+
+/// Crawls from `start`. `progress(done, known)` after each page; `known` grows as links are
+/// found.
+pub async fn crawl(
+    start: &str,
+    limits: CrawlLimits,
+    progress: &(dyn Fn(usize, usize) + Sync),
+) -> Result<CrawlOutcome, DocsError> {
+    let fetch_err = |reason: String| DocsError::Fetch {
+        url: start.to_string(),
+        reason,
+    };
+    if limits.max_pages == 0 {
+        return Err(DocsError::InvalidInput(
+            "--max-pages must be at least 1".into(),
+        ));
+    }
+    let start_url = Url::parse(start.trim()).map_err(|e| fetch_err(format!("not a URL ({e})")))?;
+    if !matches!(start_url.scheme(), "http" | "https") {
+        return Err(fetch_err("only http(s) URLs can be fetched".into()));
+    }
+    let start_url = without_fragment(start_url);
+    let client = Arc::new(
+        reqwest::Client::builder()
+            .timeout(PAGE_TIMEOUT)
+            .user_agent(concat!(
+                "devlens/",
+                env!("CARGO_PKG_VERSION"),
+                " (docs crawler)"
+            ))
+            .build()
+            .map_err(|e| fetch_err(e.to_string()))?,
+    );
+
+    // The start page decides the scope, after its redirects (`/docs` -> `/docs/`).
+    let open_scope = Scope {
+        origin: start_url.origin().ascii_serialization(),
+        prefix: "/".into(),
+    };
+    let first = match fetch(&client, start_url.clone(), &open_scope).await {
+        Ok(page) => page,
+        Err(PageError::Failed(why)) => return Err(fetch_err(why)),
+        Err(PageError::Skipped) => {
+            return Err(fetch_err(
+                "it is not an HTML, Markdown or text page (or redirects to another site)".into(),
+            ));
+        }
+    };
+    let scope = Scope::of(&first.url);
+    let mut seen: HashSet<String> = HashSet::new();
+    seen.insert(start_url.to_string());
+    seen.insert(first.url.to_string());
+
+    let mut outcome = CrawlOutcome::default();
+    let mut dedup = HashSet::new();
+    let mut done = 1usize;
+    let mut known = 1usize;
+    let mut level: Vec<Fetched> = vec![first];
+    let mut depth = 0usize;
+    loop {
+        // Read this level's pages in order, gathering the next level's links.
+        let mut next: Vec<Url> = Vec::new();
+        for page in &level {
+            let source = page.url.to_string();
+            ingest::add_page(
+                &mut outcome.pages,
+                &mut dedup,
+                &source,
+                &source,
+                page.format,
+                &page.text,
+            );
+            if depth >= limits.max_depth {
+                continue;
+            }
+            for link in links(page) {
+                if scope.contains(&link)
+                    && looks_like_a_page(&link)
+                    && seen.insert(link.to_string())
+                {
+                    if known < limits.max_pages {
+                        known += 1;
+                        next.push(link);
+                    } else {
+                        outcome.left_over += 1;
+                    }
+                }
+            }
+        }
+        progress(done, known);
+        if next.is_empty() {
+            break;
+        }
+        depth += 1;
+        // Fetch the next level a few at a time; results keep the links' order.
+        let mut results: Vec<Option<Result<Fetched, PageError>>> = Vec::new();
+        results.resize_with(next.len(), || None);
+        let mut tasks = tokio::task::JoinSet::new();
+        let mut queue = next.into_iter().enumerate();
+        let mut urls: Vec<String> = Vec::new();
+        loop {
+            while tasks.len() < IN_FLIGHT {
+                let Some((i, url)) = queue.next() else { break };
+                urls.push(url.to_string());
+                let client = Arc::clone(&client);
+                let scope = scope.clone();
+                tasks.spawn(async move { (i, fetch(&client, url, &scope).await) });
+            }
+            let Some(joined) = tasks.join_next().await else {
+                break;
+            };
+            if let Ok((i, result)) = joined {
+                results[i] = Some(result);
+            }
+            done += 1;
+            progress(done, known);
+        }
+        level = Vec::new();
+        for (url, result) in urls.iter().zip(results) {
+            match result {
+                Some(Ok(page)) => {
+                    // A redirect onto a page already read is not read twice.
+                    if page.url.as_str() == url || seen.insert(page.url.to_string()) {
+                        level.push(page);
+                    }
+                }
+                Some(Err(PageError::Skipped)) => outcome.pages.skipped.push(url.clone()),
+                Some(Err(PageError::Failed(why))) => outcome.failed.push(format!("{url}: {why}")),
+                None => outcome
+                    .failed
+                    .push(format!("{url}: the fetch was cancelled")),
+            }
+        }
+    }
+    if outcome.pages.chunks.is_empty() {
+        return Err(fetch_err(
+            "the pages hold no text devlens could read".into(),
+        ));
+    }
+    Ok(outcome)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scope_is_the_start_pages_folder_on_its_origin() {
+        let s = Scope::of(&Url::parse("https://x.dev/docs/guide/intro.html").unwrap());
+        assert_eq!(s.prefix, "/docs/guide/");
+        let inside = |u: &str| s.contains(&Url::parse(u).unwrap());
+        assert!(inside("https://x.dev/docs/guide/setup"));
+        assert!(!inside("https://x.dev/docs/other"));
+        assert!(!inside("http://x.dev/docs/guide/setup"));
+        assert!(!inside("https://x.dev:8443/docs/guide/setup"));
+        assert!(!inside("https://cdn.x.dev/docs/guide/setup"));
+    }
+
+    #[test]
+    fn links_are_resolved_without_fragments() {
+        let page = Fetched {
+            url: Url::parse("https://x.dev/docs/a.html").unwrap(),
+            format: Format::Html,
+            text: "<p><a href='b.html#top'>B</a> <A HREF=\"/docs/c/\">C</A> <abbr>x</abbr> \
+                   <a name=x>no href</a> <a href=\"mailto:me@x.dev\">mail</a> \
+                   <a href=\"../up.html?x=1&amp;y=2\">up</a></p>"
+                .into(),
+        };
+        let got: Vec<String> = links(&page).iter().map(Url::to_string).collect();
+        assert_eq!(
+            got,
+            [
+                "https://x.dev/docs/b.html",
+                "https://x.dev/docs/c/",
+                "https://x.dev/up.html?x=1&y=2"
+            ]
+        );
+        let md = Fetched {
+            url: Url::parse("https://x.dev/docs/").unwrap(),
+            format: Format::Markdown,
+            text: "See [setup](setup.md#install) and ![logo](logo.png).".into(),
+        };
+        let got: Vec<String> = links(&md).iter().map(Url::to_string).collect();
+        assert_eq!(got, ["https://x.dev/docs/setup.md"]);
+        for (u, page) in [
+            ("https://x.dev/docs/a", true),
+            ("https://x.dev/docs/a.HTML", true),
+            ("https://x.dev/docs/logo.png", false),
+            ("https://x.dev/docs/app.js", false),
+        ] {
+            assert_eq!(looks_like_a_page(&Url::parse(u).unwrap()), page, "{u}");
+        }
+    }
+}
