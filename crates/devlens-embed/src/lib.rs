@@ -53,7 +53,7 @@ pub use ollama::{DEFAULT_OLLAMA_HOST, DEFAULT_OLLAMA_MODEL, Ollama, OllamaConfig
 pub use openai::{DEFAULT_OPENAI_BASE_URL, DEFAULT_OPENAI_MODEL, OpenAi, OpenAiConfig};
 pub use remote::{ApiKey, RemoteOptions};
 pub use resolve::{embedder_from_settings, embedder_from_settings_with_env, resolve_provider};
-pub use retry::RetryPolicy;
+pub use retry::{RetryPolicy, is_retryable_status, parse_retry_after};
 
 /// A boxed, sendable future: what keeps [`Embedder`] usable as `dyn Embedder`.
 ///

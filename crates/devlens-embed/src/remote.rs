@@ -24,7 +24,8 @@ impl ApiKey {
         Self(key.into().trim().to_owned())
     }
 
-    pub(crate) fn expose(&self) -> &str {
+    /// The key itself, for the request header that carries it; nothing else should see it.
+    pub fn expose(&self) -> &str {
         &self.0
     }
 

@@ -51,13 +51,13 @@ impl RetryPolicy {
 }
 
 /// Statuses worth another try: rate limits and transient server trouble.
-pub(crate) fn is_retryable_status(status: u16) -> bool {
+pub fn is_retryable_status(status: u16) -> bool {
     matches!(status, 429 | 500 | 502 | 503 | 504)
 }
 
 /// Parses a `Retry-After` value: delta-seconds (`"3"`, also fractional `"0.5"` as some proxies
 /// send) or an HTTP date, relative to `now`. A date in the past means "now".
-pub(crate) fn parse_retry_after(value: &str, now: SystemTime) -> Option<Duration> {
+pub fn parse_retry_after(value: &str, now: SystemTime) -> Option<Duration> {
     let value = value.trim();
     if let Ok(secs) = value.parse::<f64>() {
         return (secs.is_finite() && secs >= 0.0)

@@ -1,0 +1,41 @@
+//! The one error type of this crate. Every message reaches a person or an agent as is, so each
+//! says what is wrong and what to do next.
+
+use std::path::PathBuf;
+
+/// Everything that can go wrong with the knowledge base.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum KbError {
+    #[error("{0}")]
+    InvalidInput(String),
+
+    #[error(
+        "no saved solution has the id `{id}`. List the ids with `devlens kb list` (or the \
+         search_solutions tool)"
+    )]
+    UnknownSolution { id: String },
+
+    #[error(
+        "cannot import {source_name}: {problems}. Nothing was imported; the knowledge base is \
+         unchanged. The file must be what `devlens kb export` writes: \
+         {{\"version\":1,\"solutions\":[{{\"id\",\"title\",\"url\",\"text\",\"summary\",\"tags\",\
+         \"createdAt\",\"updatedAt\"}}]}}"
+    )]
+    Import {
+        source_name: String,
+        problems: String,
+    },
+
+    #[error(
+        "the knowledge base {} failed: {message}. Nothing was changed; if this repeats, export \
+         what you can with `devlens kb export` and move the file away.", path.display()
+    )]
+    Store { path: PathBuf, message: String },
+
+    #[error("embedding failed: {0}")]
+    Embed(#[from] devlens_embed::EmbedError),
+
+    #[error("{0}")]
+    Llm(String),
+}

@@ -1,0 +1,422 @@
+//! Finding saved solutions: by meaning (`semantic`, the default), by words (`keyword`, BM25), or
+//! both fused (`hybrid`).
+//!
+//! Semantic search scores a solution by its best chunk's cosine similarity to the question and
+//! keeps those at or above a threshold, so a question the knowledge base cannot answer gets an
+//! empty result with an explanation rather than five unrelated solutions.
+
+use std::collections::HashMap;
+use std::ops::Range;
+
+use serde::{Deserialize, Serialize};
+
+use crate::store::LoadedVectors;
+
+/// How a search ranks solutions.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize, schemars::JsonSchema,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum SearchMode {
+    /// By meaning: cosine similarity of the question's embedding to each solution's best chunk.
+    #[default]
+    Semantic,
+    /// By words: BM25 over title, tags and text.
+    Keyword,
+    /// Both, fused by reciprocal rank.
+    Hybrid,
+}
+
+impl SearchMode {
+    pub const ALL: [SearchMode; 3] = [Self::Semantic, Self::Keyword, Self::Hybrid];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Semantic => "semantic",
+            Self::Keyword => "keyword",
+            Self::Hybrid => "hybrid",
+        }
+    }
+
+    pub fn parse(name: &str) -> Option<Self> {
+        Self::ALL
+            .into_iter()
+            .find(|m| m.as_str().eq_ignore_ascii_case(name.trim()))
+    }
+}
+
+impl std::fmt::Display for SearchMode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The similarity threshold semantic search uses unless told otherwise, per embedding model.
+///
+/// Measured with `devlens kb eval` on the committed golden set (see the README): the value that
+/// keeps the answer of on-topic questions while returning nothing for most questions the
+/// knowledge base cannot answer. Models not measured here get [`UNCALIBRATED_THRESHOLD`].
+pub fn calibrated_threshold(model: &str) -> f32 {
+    let name = model
+        .rsplit('/')
+        .next()
+        .unwrap_or(model)
+        .to_ascii_lowercase();
+    match name.as_str() {
+        "all-minilm-l6-v2" => MINILM_THRESHOLD,
+        _ => UNCALIBRATED_THRESHOLD,
+    }
+}
+
+/// all-MiniLM-L6-v2 (the local default).
+pub const MINILM_THRESHOLD: f32 = 0.30;
+/// For models without a measured value: low enough to keep real matches of the common OpenAI
+/// and Ollama embedding models; set `[kb] similarity_threshold` for yours.
+pub const UNCALIBRATED_THRESHOLD: f32 = 0.3;
+
+/// How many candidates each ranking contributes to hybrid fusion.
+pub(crate) const FUSION_DEPTH: usize = 50;
+/// In hybrid mode the best keyword match is kept even somewhat below the similarity threshold
+/// (by at most this much): an exact error code or API name in the question is evidence of its
+/// own. Far below it, it is a coincidence of words.
+pub(crate) const KEYWORD_RESCUE_MARGIN: f32 = 0.1;
+/// Reciprocal-rank constant: small, so the first few places of each list dominate (as in
+/// the docs corpus, where it ranked best).
+pub(crate) const RRF_K: f32 = 10.0;
+
+/// English words that say nothing about a topic; left out of keyword queries so "how do I …"
+/// does not match every solution.
+const STOP_WORDS: &[&str] = &[
+    "a", "about", "after", "all", "also", "am", "an", "and", "any", "are", "as", "at", "be",
+    "because", "been", "but", "by", "can", "could", "did", "do", "does", "doing", "for", "from",
+    "get", "gets", "getting", "had", "has", "have", "how", "i", "if", "in", "into", "is", "it",
+    "its", "just", "me", "my", "no", "not", "of", "on", "or", "our", "should", "so", "some",
+    "that", "the", "their", "them", "then", "there", "these", "they", "this", "to", "up", "was",
+    "we", "what", "when", "where", "which", "while", "who", "why", "will", "with", "would", "you",
+    "your",
+];
+
+/// The words of a question worth matching, lower-cased, code names split too.
+pub(crate) fn query_terms(query: &str) -> Vec<String> {
+    let split = devlens_search::text::identifier_words(query);
+    let mut terms: Vec<String> = Vec::new();
+    let mut all: Vec<String> = Vec::new();
+    for word in query
+        .split(|c: char| !c.is_alphanumeric())
+        .chain(split.split(' '))
+        .filter(|w| !w.is_empty())
+    {
+        let word = word.to_lowercase();
+        if !all.contains(&word) {
+            all.push(word.clone());
+        }
+        if !STOP_WORDS.contains(&word.as_str()) && !terms.contains(&word) {
+            terms.push(word);
+        }
+    }
+    // A question made only of stop words ("how to do it") still searches for them.
+    let mut chosen = if terms.is_empty() { all } else { terms };
+    chosen.truncate(32);
+    chosen
+}
+
+/// An FTS5 query matching any of the terms (each quoted, so no term is read as syntax).
+pub(crate) fn fts_query(terms: &[String]) -> String {
+    terms
+        .iter()
+        .map(|t| format!("\"{}\"", t.replace('"', "")))
+        .collect::<Vec<_>>()
+        .join(" OR ")
+}
+
+/// The chunk vectors of one model, loaded from the store and kept until anything is written.
+#[derive(Debug, Default)]
+pub(crate) struct VectorCache {
+    pub generation: i64,
+    pub model: String,
+    pub dims: usize,
+    /// Solution ids; `owner[row]` indexes into it.
+    pub ids: Vec<String>,
+    pub owner: Vec<u32>,
+    pub ranges: Vec<Range<usize>>,
+    pub data: Vec<f32>,
+}
+
+impl VectorCache {
+    pub fn new(generation: i64, model: &str, dims: usize, loaded: LoadedVectors) -> Self {
+        let mut cache = Self {
+            generation,
+            model: model.to_string(),
+            dims,
+            data: loaded.data,
+            ..Self::default()
+        };
+        let mut index: HashMap<String, u32> = HashMap::new();
+        for (id, range) in loaded.rows {
+            let next = cache.ids.len() as u32;
+            let slot = *index.entry(id.clone()).or_insert_with(|| {
+                cache.ids.push(id);
+                next
+            });
+            cache.owner.push(slot);
+            cache.ranges.push(range);
+        }
+        cache
+    }
+
+    /// Solutions with vectors.
+    pub fn solutions(&self) -> usize {
+        self.ids.len()
+    }
+
+    /// Every solution with its best chunk's similarity to `query` (and that chunk's range), best
+    /// first.
+    pub fn rank(&self, query: &[f32]) -> Vec<SemanticMatch> {
+        if query.len() != self.dims || self.dims == 0 {
+            return Vec::new();
+        }
+        let mut best: Vec<Option<(f32, usize)>> = vec![None; self.ids.len()];
+        for (row, vector) in self.data.chunks_exact(self.dims).enumerate() {
+            let score = devlens_search::vector::dot(vector, query);
+            let slot = &mut best[self.owner[row] as usize];
+            if slot.is_none_or(|(s, _)| score > s) {
+                *slot = Some((score, row));
+            }
+        }
+        let mut matches: Vec<SemanticMatch> = best
+            .into_iter()
+            .enumerate()
+            .filter_map(|(solution, b)| {
+                b.map(|(score, row)| SemanticMatch {
+                    solution: solution as u32,
+                    score,
+                    chunk: self.ranges[row].clone(),
+                })
+            })
+            .collect();
+        matches.sort_by(|a, b| {
+            b.score
+                .total_cmp(&a.score)
+                .then(a.solution.cmp(&b.solution))
+        });
+        matches
+    }
+}
+
+/// One solution's semantic score.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct SemanticMatch {
+    pub solution: u32,
+    pub score: f32,
+    pub chunk: Range<usize>,
+}
+
+/// A solution as a search ranked it.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Ranked {
+    pub id: String,
+    /// Mode-specific: cosine (semantic), BM25 (keyword), fused rank score (hybrid).
+    pub score: f32,
+    pub similarity: Option<f32>,
+    pub chunk: Option<Range<usize>>,
+}
+
+/// BM25 order, as the store returned it.
+pub(crate) fn keyword_ranked(keyword: &[(String, f32)]) -> Vec<Ranked> {
+    keyword
+        .iter()
+        .map(|(id, score)| Ranked {
+            id: id.clone(),
+            score: *score,
+            similarity: None,
+            chunk: None,
+        })
+        .collect()
+}
+
+/// The `top_k` most similar solutions at or above `threshold`.
+pub(crate) fn semantic_ranked(
+    cache: &VectorCache,
+    matches: &[SemanticMatch],
+    threshold: f32,
+    top_k: usize,
+) -> Vec<Ranked> {
+    matches
+        .iter()
+        .filter(|m| m.score >= threshold)
+        .take(top_k)
+        .map(|m| Ranked {
+            id: cache.ids[m.solution as usize].clone(),
+            score: m.score,
+            similarity: Some(m.score),
+            chunk: Some(m.chunk.clone()),
+        })
+        .collect()
+}
+
+/// Semantic and keyword rankings fused by reciprocal rank. The threshold gates meaning, except
+/// that the best keyword match is kept a little below it ([`KEYWORD_RESCUE_MARGIN`]).
+pub(crate) fn hybrid_ranked(
+    cache: &VectorCache,
+    matches: &[SemanticMatch],
+    keyword: &[(String, f32)],
+    threshold: f32,
+    top_k: usize,
+) -> Vec<Ranked> {
+    let semantic_ids: Vec<u64> = matches
+        .iter()
+        .take(FUSION_DEPTH)
+        .map(|m| m.solution as u64)
+        .collect();
+    let slot_of: HashMap<&str, u64> = cache
+        .ids
+        .iter()
+        .enumerate()
+        .map(|(i, id)| (id.as_str(), i as u64))
+        .collect();
+    // Keyword hits without vectors (not embedded yet) get slots past the cache's.
+    let mut extra: Vec<&str> = Vec::new();
+    let keyword_ids: Vec<u64> = keyword
+        .iter()
+        .map(|(id, _)| match slot_of.get(id.as_str()) {
+            Some(&slot) => slot,
+            None => {
+                extra.push(id);
+                (cache.ids.len() + extra.len() - 1) as u64
+            }
+        })
+        .collect();
+    let by_slot: HashMap<u64, &SemanticMatch> =
+        matches.iter().map(|m| (m.solution as u64, m)).collect();
+    let fused =
+        devlens_search::reciprocal_rank_fusion(&[(&semantic_ids, 1.0), (&keyword_ids, 1.0)], RRF_K);
+    let keyword_best = keyword_ids.first().copied();
+    let mut ranked = Vec::new();
+    for (slot, score) in fused {
+        let semantic_match = by_slot.get(&slot);
+        let similarity = semantic_match.map(|m| m.score);
+        let rescued = keyword_best == Some(slot)
+            && similarity.is_none_or(|s| s >= threshold - KEYWORD_RESCUE_MARGIN);
+        if !(similarity.is_some_and(|s| s >= threshold) || rescued) {
+            continue;
+        }
+        let slot = slot as usize;
+        let id = match cache.ids.get(slot) {
+            Some(id) => id.clone(),
+            None => extra[slot - cache.ids.len()].to_string(),
+        };
+        ranked.push(Ranked {
+            id,
+            score,
+            similarity,
+            chunk: semantic_match.map(|m| m.chunk.clone()),
+        });
+        if ranked.len() == top_k {
+            break;
+        }
+    }
+    ranked
+}
+
+/// The text shown under a result: the best chunk (semantic) or the first place a query word
+/// appears (keyword), whitespace collapsed, about `max` characters.
+pub(crate) fn excerpt(
+    text: &str,
+    chunk: Option<Range<usize>>,
+    terms: &[String],
+    max: usize,
+) -> String {
+    let start = match chunk {
+        Some(r) if r.start < text.len() && text.is_char_boundary(r.start) => r.start,
+        _ => {
+            let lower = text.to_lowercase();
+            // Lower-casing can change byte lengths; only trust a position on the same boundary.
+            terms
+                .iter()
+                .filter_map(|t| lower.find(t.as_str()))
+                .min()
+                .filter(|&i| lower.len() == text.len() && text.is_char_boundary(i))
+                .map(|i| {
+                    // Start at the line or sentence the match is in, unless that is far back.
+                    let sentence = text[..i].rfind(['\n', '.']).map_or(0, |p| p + 1);
+                    if i - sentence <= max / 2 {
+                        return sentence;
+                    }
+                    let from = (i - max / 3..=i)
+                        .find(|&j| text.is_char_boundary(j))
+                        .unwrap_or(i);
+                    text[from..i].find(' ').map_or(from, |p| from + p + 1)
+                })
+                .unwrap_or(0)
+        }
+    };
+    let mut out = String::new();
+    let mut words = text[start..].split_whitespace();
+    for word in words.by_ref() {
+        if out.chars().count() + word.chars().count() + 1 > max {
+            out.push('…');
+            return out;
+        }
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        out.push_str(word);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn query_terms_drop_filler_and_split_code_names() {
+        assert_eq!(
+            query_terms("How do I fix useEffect cleanup?"),
+            vec!["fix", "useeffect", "cleanup", "use", "effect"]
+        );
+        assert_eq!(query_terms("how to do it"), vec!["how", "to", "do", "it"]);
+        assert!(query_terms("  ?! ").is_empty());
+        assert_eq!(fts_query(&["a\"b".into(), "c".into()]), "\"ab\" OR \"c\"");
+    }
+
+    #[test]
+    fn modes_parse_and_thresholds_follow_the_model() {
+        assert_eq!(SearchMode::parse(" Hybrid"), Some(SearchMode::Hybrid));
+        assert_eq!(SearchMode::parse("vector"), None);
+        assert_eq!(
+            calibrated_threshold("sentence-transformers/all-MiniLM-L6-v2"),
+            MINILM_THRESHOLD
+        );
+        assert_eq!(
+            calibrated_threshold("text-embedding-3-small"),
+            UNCALIBRATED_THRESHOLD
+        );
+    }
+
+    #[test]
+    fn a_solution_scores_as_its_best_chunk() {
+        let loaded = LoadedVectors {
+            rows: vec![("a".into(), 0..5), ("a".into(), 5..9), ("b".into(), 0..3)],
+            data: vec![1.0, 0.0, 0.0, 1.0, 0.6, 0.8],
+        };
+        let cache = VectorCache::new(1, "m", 2, loaded);
+        let ranked = cache.rank(&[0.0, 1.0]);
+        assert_eq!(ranked[0].solution, 0);
+        assert_eq!(ranked[0].chunk, 5..9);
+        assert!((ranked[1].score - 0.8).abs() < 1e-6);
+        assert!(cache.rank(&[1.0]).is_empty());
+    }
+
+    #[test]
+    fn excerpts_start_at_the_match_and_stay_short() {
+        let text = "Intro line.\nThe fix: set credentials to include. More words follow here.";
+        let e = excerpt(text, None, &["credentials".into()], 30);
+        assert!(e.starts_with("The fix"), "{e}");
+        assert!(e.ends_with('…') && e.chars().count() <= 31, "{e}");
+        assert_eq!(
+            excerpt(text, Some(12..20), &[], 200),
+            "The fix: set credentials to include. More words follow here."
+        );
+    }
+}

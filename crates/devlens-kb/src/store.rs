@@ -1,0 +1,503 @@
+//! The knowledge base on disk: one SQLite file (`<data dir>/kb/kb.sqlite`).
+//!
+//! One file holds the solutions, their chunks' embeddings and an FTS5 keyword index, so a save is
+//! one transaction: the solution, its vectors and its keyword entry appear together or not at all,
+//! and a failed import leaves everything as it was. FTS5 rather than the in-memory tantivy index
+//! the other corpora build: saved solutions change one at a time, all day, and FTS5 updates in
+//! place inside the same transaction instead of rebuilding.
+//!
+//! A solution's `content_hash` covers what its embeddings are computed from; `embedded_hash` and
+//! `embedded_model` say what they were computed from. Where they differ the vectors are stale:
+//! searches skip them and `reembed` replaces them.
+
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use rusqlite::{Connection, OptionalExtension, Transaction, params};
+
+use crate::{KbError, Solution};
+
+const SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS solutions (
+    seq INTEGER PRIMARY KEY,
+    id TEXT NOT NULL UNIQUE,
+    title TEXT NOT NULL,
+    url TEXT,
+    text TEXT NOT NULL,
+    summary TEXT,
+    tags TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL,
+    content_hash TEXT NOT NULL,
+    embedded_hash TEXT,
+    embedded_model TEXT,
+    embedded_dims INTEGER
+);
+CREATE TABLE IF NOT EXISTS chunks (
+    solution_seq INTEGER NOT NULL REFERENCES solutions(seq) ON DELETE CASCADE,
+    position INTEGER NOT NULL,
+    start INTEGER NOT NULL,
+    end INTEGER NOT NULL,
+    embedding BLOB NOT NULL,
+    PRIMARY KEY (solution_seq, position)
+);
+CREATE VIRTUAL TABLE IF NOT EXISTS solutions_fts USING fts5(
+    title, tags, body, tokenize = 'porter unicode61'
+);
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);
+INSERT OR IGNORE INTO meta (key, value) VALUES ('generation', 0);
+";
+
+/// Vectors of one solution's chunks, and what they were computed from.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ChunkVectors {
+    pub content_hash: String,
+    pub model: String,
+    pub dims: usize,
+    pub chunks: Vec<(Range<usize>, Vec<f32>)>,
+}
+
+/// Every current chunk vector of one model, for the in-memory index.
+#[derive(Debug, Default)]
+pub(crate) struct LoadedVectors {
+    /// Per row: the solution's id and the chunk's byte range in its text.
+    pub rows: Vec<(String, Range<usize>)>,
+    pub data: Vec<f32>,
+}
+
+/// How an import changed the knowledge base.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+pub struct ImportCounts {
+    pub created: usize,
+    pub replaced: usize,
+    pub unchanged: usize,
+}
+
+/// Solution counts for status output.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Counts {
+    pub solutions: usize,
+    pub embedded: usize,
+}
+
+pub(crate) struct Store {
+    path: PathBuf,
+    conn: Mutex<Connection>,
+}
+
+impl std::fmt::Debug for Store {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Store").field("path", &self.path).finish()
+    }
+}
+
+const COLUMNS: &str = "id, title, url, text, summary, tags, created_at, updated_at";
+
+fn row_to_solution(r: &rusqlite::Row<'_>) -> rusqlite::Result<Solution> {
+    let tags: String = r.get(5)?;
+    Ok(Solution {
+        id: r.get(0)?,
+        title: r.get(1)?,
+        url: r.get(2)?,
+        text: r.get(3)?,
+        summary: r.get(4)?,
+        tags: serde_json::from_str(&tags).unwrap_or_default(),
+        created_at: r.get(6)?,
+        updated_at: r.get(7)?,
+    })
+}
+
+/// What the keyword index holds for a solution: code names split into words (`useEffect` also
+/// as `use effect`), so a question in words finds them.
+fn fts_body(s: &Solution) -> String {
+    let mut body = String::with_capacity(s.text.len() * 2);
+    if let Some(summary) = &s.summary {
+        body.push_str(summary);
+        body.push('\n');
+    }
+    body.push_str(&s.text);
+    body.push('\n');
+    body.push_str(&devlens_search::text::identifier_words(&s.text));
+    body
+}
+
+/// The hash of what a solution's embeddings are computed from.
+pub(crate) fn content_hash(s: &Solution) -> String {
+    use sha2::{Digest, Sha256};
+    let mut hash = Sha256::new();
+    // The chunk size is part of it: changing how texts are cut makes old vectors stale.
+    hash.update(crate::chunk::TARGET_CHARS.to_le_bytes());
+    for part in [s.title.as_str(), &s.tags.join(","), &s.text] {
+        hash.update((part.len() as u64).to_le_bytes());
+        hash.update(part.as_bytes());
+    }
+    hex::encode(&hash.finalize()[..16])
+}
+
+fn vector_blob(v: &[f32]) -> Vec<u8> {
+    v.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+impl Store {
+    pub fn open(path: &Path) -> Result<Self, KbError> {
+        let err = |e: &dyn std::fmt::Display| KbError::Store {
+            path: path.to_path_buf(),
+            message: e.to_string(),
+        };
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).map_err(|e| err(&e))?;
+        }
+        let conn = Connection::open(path).map_err(|e| err(&e))?;
+        conn.busy_timeout(std::time::Duration::from_secs(10))
+            .map_err(|e| err(&e))?;
+        // WAL: a CLI reembed does not block a server answering searches meanwhile.
+        conn.pragma_update(None, "journal_mode", "WAL")
+            .map_err(|e| err(&e))?;
+        conn.pragma_update(None, "foreign_keys", "ON")
+            .map_err(|e| err(&e))?;
+        conn.execute_batch(SCHEMA).map_err(|e| err(&e))?;
+        Ok(Self {
+            path: path.to_path_buf(),
+            conn: Mutex::new(conn),
+        })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn err(&self, e: impl std::fmt::Display) -> KbError {
+        KbError::Store {
+            path: self.path.clone(),
+            message: e.to_string(),
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Connection> {
+        // A panic while holding the lock cannot leave SQLite inconsistent (transactions roll
+        // back on drop), so a poisoned lock is still usable.
+        self.conn.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Runs `work` in one write transaction that also bumps the generation, so every process
+    /// that caches vectors sees the change.
+    fn write<T>(
+        &self,
+        work: impl FnOnce(&Transaction<'_>) -> Result<T, KbError>,
+    ) -> Result<T, KbError> {
+        let mut conn = self.lock();
+        let tx = conn
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+            .map_err(|e| self.err(e))?;
+        let out = work(&tx)?;
+        tx.execute(
+            "UPDATE meta SET value = value + 1 WHERE key = 'generation'",
+            [],
+        )
+        .map_err(|e| self.err(e))?;
+        tx.commit().map_err(|e| self.err(e))?;
+        Ok(out)
+    }
+
+    /// Changes whenever anything is written, by any process.
+    pub fn generation(&self) -> Result<i64, KbError> {
+        self.lock()
+            .query_row("SELECT value FROM meta WHERE key = 'generation'", [], |r| {
+                r.get(0)
+            })
+            .map_err(|e| self.err(e))
+    }
+
+    /// Inserts or replaces a solution (by id) with its keyword entry and, when given, its
+    /// vectors. Returns whether it existed and whether its content changed.
+    pub fn put(
+        &self,
+        solution: &Solution,
+        vectors: Option<&ChunkVectors>,
+    ) -> Result<(bool, bool), KbError> {
+        self.write(|tx| self.put_in(tx, solution, vectors))
+    }
+
+    fn put_in(
+        &self,
+        tx: &Transaction<'_>,
+        s: &Solution,
+        vectors: Option<&ChunkVectors>,
+    ) -> Result<(bool, bool), KbError> {
+        let e = |e: rusqlite::Error| self.err(e);
+        let hash = content_hash(s);
+        let existing: Option<(i64, String, Solution)> = tx
+            .query_row(
+                &format!("SELECT seq, content_hash, {COLUMNS} FROM solutions WHERE id = ?1"),
+                [&s.id],
+                |r| {
+                    let seq: i64 = r.get(0)?;
+                    let hash: String = r.get(1)?;
+                    let tags: String = r.get(7)?;
+                    Ok((
+                        seq,
+                        hash,
+                        Solution {
+                            id: r.get(2)?,
+                            title: r.get(3)?,
+                            url: r.get(4)?,
+                            text: r.get(5)?,
+                            summary: r.get(6)?,
+                            tags: serde_json::from_str(&tags).unwrap_or_default(),
+                            created_at: r.get(8)?,
+                            updated_at: r.get(9)?,
+                        },
+                    ))
+                },
+            )
+            .optional()
+            .map_err(e)?;
+        let tags = serde_json::to_string(&s.tags).unwrap_or_else(|_| "[]".into());
+        let seq = match &existing {
+            Some((_, _, old)) if old == s => return Ok((true, false)),
+            Some((seq, _, _)) => {
+                tx.execute(
+                    "UPDATE solutions SET title = ?2, url = ?3, text = ?4, summary = ?5, tags = ?6, \
+                     created_at = ?7, updated_at = ?8, content_hash = ?9 WHERE seq = ?1",
+                    params![seq, s.title, s.url, s.text, s.summary, tags, s.created_at, s.updated_at, hash],
+                )
+                .map_err(e)?;
+                tx.execute("DELETE FROM solutions_fts WHERE rowid = ?1", [seq])
+                    .map_err(e)?;
+                *seq
+            }
+            None => {
+                tx.execute(
+                    "INSERT INTO solutions (id, title, url, text, summary, tags, created_at, \
+                     updated_at, content_hash) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+                    params![
+                        s.id,
+                        s.title,
+                        s.url,
+                        s.text,
+                        s.summary,
+                        tags,
+                        s.created_at,
+                        s.updated_at,
+                        hash
+                    ],
+                )
+                .map_err(e)?;
+                tx.last_insert_rowid()
+            }
+        };
+        tx.execute(
+            "INSERT INTO solutions_fts (rowid, title, tags, body) VALUES (?1, ?2, ?3, ?4)",
+            params![seq, s.title, s.tags.join(" "), fts_body(s)],
+        )
+        .map_err(e)?;
+        if let Some(v) = vectors.filter(|v| v.content_hash == hash) {
+            Self::replace_vectors(tx, seq, v).map_err(e)?;
+        }
+        let content_changed = existing
+            .as_ref()
+            .is_none_or(|(_, old_hash, _)| *old_hash != hash);
+        Ok((existing.is_some(), content_changed))
+    }
+
+    fn replace_vectors(tx: &Transaction<'_>, seq: i64, v: &ChunkVectors) -> rusqlite::Result<()> {
+        tx.execute("DELETE FROM chunks WHERE solution_seq = ?1", [seq])?;
+        let mut insert = tx.prepare_cached(
+            "INSERT INTO chunks (solution_seq, position, start, end, embedding) VALUES (?1, ?2, ?3, ?4, ?5)",
+        )?;
+        for (position, (range, vector)) in v.chunks.iter().enumerate() {
+            insert.execute(params![
+                seq,
+                position as i64,
+                range.start as i64,
+                range.end as i64,
+                vector_blob(vector)
+            ])?;
+        }
+        tx.execute(
+            "UPDATE solutions SET embedded_hash = ?2, embedded_model = ?3, embedded_dims = ?4 WHERE seq = ?1",
+            params![seq, v.content_hash, v.model, v.dims as i64],
+        )?;
+        Ok(())
+    }
+
+    /// Stores vectors for solutions whose content is still what they were computed from (a
+    /// solution edited meanwhile is left for the next run). Returns how many were stored.
+    pub fn set_vectors(&self, batch: &[(String, ChunkVectors)]) -> Result<usize, KbError> {
+        self.write(|tx| {
+            let mut stored = 0;
+            for (id, v) in batch {
+                let seq: Option<i64> = tx
+                    .query_row(
+                        "SELECT seq FROM solutions WHERE id = ?1 AND content_hash = ?2",
+                        params![id, v.content_hash],
+                        |r| r.get(0),
+                    )
+                    .optional()
+                    .map_err(|e| self.err(e))?;
+                if let Some(seq) = seq {
+                    Self::replace_vectors(tx, seq, v).map_err(|e| self.err(e))?;
+                    stored += 1;
+                }
+            }
+            Ok(stored)
+        })
+    }
+
+    pub fn get(&self, id: &str) -> Result<Option<Solution>, KbError> {
+        self.lock()
+            .query_row(
+                &format!("SELECT {COLUMNS} FROM solutions WHERE id = ?1"),
+                [id],
+                row_to_solution,
+            )
+            .optional()
+            .map_err(|e| self.err(e))
+    }
+
+    /// Several solutions by id, in the order asked (unknown ids are left out).
+    pub fn get_many(&self, ids: &[&str]) -> Result<Vec<Solution>, KbError> {
+        let conn = self.lock();
+        let mut stmt = conn
+            .prepare_cached(&format!("SELECT {COLUMNS} FROM solutions WHERE id = ?1"))
+            .map_err(|e| self.err(e))?;
+        let mut out = Vec::with_capacity(ids.len());
+        for id in ids {
+            if let Some(s) = stmt
+                .query_row([id], row_to_solution)
+                .optional()
+                .map_err(|e| self.err(e))?
+            {
+                out.push(s);
+            }
+        }
+        Ok(out)
+    }
+
+    /// Every solution, oldest first (ties by id): the export order.
+    pub fn all(&self) -> Result<Vec<Solution>, KbError> {
+        let conn = self.lock();
+        let mut stmt = conn
+            .prepare(&format!(
+                "SELECT {COLUMNS} FROM solutions ORDER BY created_at, id"
+            ))
+            .map_err(|e| self.err(e))?;
+        stmt.query_map([], row_to_solution)
+            .and_then(|rows| rows.collect())
+            .map_err(|e| self.err(e))
+    }
+
+    pub fn delete(&self, id: &str) -> Result<bool, KbError> {
+        self.write(|tx| {
+            let seq: Option<i64> = tx
+                .query_row("SELECT seq FROM solutions WHERE id = ?1", [id], |r| {
+                    r.get(0)
+                })
+                .optional()
+                .map_err(|e| self.err(e))?;
+            let Some(seq) = seq else { return Ok(false) };
+            tx.execute("DELETE FROM solutions_fts WHERE rowid = ?1", [seq])
+                .map_err(|e| self.err(e))?;
+            tx.execute("DELETE FROM solutions WHERE seq = ?1", [seq])
+                .map_err(|e| self.err(e))?;
+            Ok(true)
+        })
+    }
+
+    /// Writes every solution in one transaction: all of them or, on any failure, none.
+    pub fn import(&self, solutions: &[Solution]) -> Result<ImportCounts, KbError> {
+        self.write(|tx| {
+            let mut counts = ImportCounts::default();
+            for s in solutions {
+                match self.put_in(tx, s, None)? {
+                    (false, _) => counts.created += 1,
+                    (true, true) => counts.replaced += 1,
+                    (true, false) => counts.unchanged += 1,
+                }
+            }
+            Ok(counts)
+        })
+    }
+
+    /// Solutions without current vectors of `model`, oldest first, at most `limit`.
+    pub fn needing_vectors(&self, model: &str, limit: usize) -> Result<Vec<Solution>, KbError> {
+        let conn = self.lock();
+        let mut stmt = conn
+            .prepare_cached(&format!(
+                "SELECT {COLUMNS} FROM solutions WHERE embedded_model IS NOT ?1 \
+                 OR embedded_hash IS NOT content_hash ORDER BY created_at, id LIMIT ?2"
+            ))
+            .map_err(|e| self.err(e))?;
+        stmt.query_map(params![model, limit as i64], row_to_solution)
+            .and_then(|rows| rows.collect())
+            .map_err(|e| self.err(e))
+    }
+
+    pub fn counts(&self, model: Option<&str>) -> Result<Counts, KbError> {
+        let conn = self.lock();
+        conn.query_row(
+            "SELECT count(*), coalesce(sum(embedded_model IS ?1 AND embedded_hash = content_hash), 0) \
+             FROM solutions",
+            [model],
+            |r| {
+                Ok(Counts {
+                    solutions: r.get::<_, i64>(0)? as usize,
+                    embedded: r.get::<_, i64>(1)? as usize,
+                })
+            },
+        )
+        .map_err(|e| self.err(e))
+    }
+
+    /// BM25 over title, tags and text (title counts most); `match_expr` is an FTS5 query.
+    pub fn keyword(&self, match_expr: &str, limit: usize) -> Result<Vec<(String, f32)>, KbError> {
+        let conn = self.lock();
+        let mut stmt = conn
+            .prepare_cached(
+                "SELECT s.id, -bm25(solutions_fts, 4.0, 2.0, 1.0) FROM solutions_fts \
+                 JOIN solutions s ON s.seq = solutions_fts.rowid \
+                 WHERE solutions_fts MATCH ?1 ORDER BY bm25(solutions_fts, 4.0, 2.0, 1.0) LIMIT ?2",
+            )
+            .map_err(|e| self.err(e))?;
+        stmt.query_map(params![match_expr, limit as i64], |r| {
+            Ok((r.get::<_, String>(0)?, r.get::<_, f64>(1)? as f32))
+        })
+        .and_then(|rows| rows.collect())
+        .map_err(|e| self.err(e))
+    }
+
+    /// Every current chunk vector computed by `model` with `dims` dimensions.
+    pub fn vectors(&self, model: &str, dims: usize) -> Result<LoadedVectors, KbError> {
+        let conn = self.lock();
+        let mut stmt = conn
+            .prepare_cached(
+                "SELECT s.id, c.start, c.end, c.embedding FROM chunks c \
+                 JOIN solutions s ON s.seq = c.solution_seq \
+                 WHERE s.embedded_model = ?1 AND s.embedded_dims = ?2 \
+                 AND s.embedded_hash = s.content_hash ORDER BY c.solution_seq, c.position",
+            )
+            .map_err(|e| self.err(e))?;
+        let mut loaded = LoadedVectors::default();
+        let mut rows = stmt
+            .query(params![model, dims as i64])
+            .map_err(|e| self.err(e))?;
+        while let Some(r) = rows.next().map_err(|e| self.err(e))? {
+            let blob: Vec<u8> = r.get(3).map_err(|e| self.err(e))?;
+            if blob.len() != dims * 4 {
+                continue;
+            }
+            let start: i64 = r.get(1).map_err(|e| self.err(e))?;
+            let end: i64 = r.get(2).map_err(|e| self.err(e))?;
+            loaded.rows.push((
+                r.get(0).map_err(|e| self.err(e))?,
+                start as usize..end as usize,
+            ));
+            loaded.data.extend(
+                blob.chunks_exact(4)
+                    .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])),
+            );
+        }
+        Ok(loaded)
+    }
+}
