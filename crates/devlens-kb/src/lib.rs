@@ -217,6 +217,79 @@ pub struct KbStatus {
     pub llm_model: Option<String>,
 }
 
+impl Saved {
+    pub fn to_text(&self) -> String {
+        let s = &self.solution;
+        let mut out = format!(
+            "saved {} \"{}\"{}",
+            s.id,
+            s.title,
+            if self.embedded && self.chunks > 0 {
+                format!(" ({} chunks embedded)", self.chunks)
+            } else {
+                String::new()
+            }
+        );
+        if let Some(n) = &self.notice {
+            out.push_str(&format!("\nnote: {n}"));
+        }
+        out
+    }
+}
+
+impl SearchResults {
+    /// One block per result: rank, title, score (when `show_scores`), tags and id; the URL; the
+    /// excerpt. Then the notice.
+    pub fn to_text(&self, show_scores: bool) -> String {
+        let mut out = String::new();
+        for (i, hit) in self.results.iter().enumerate() {
+            let score = match (show_scores, hit.similarity) {
+                (false, _) => String::new(),
+                (true, Some(sim)) => format!("  {:.0}%", sim.max(0.0) * 100.0),
+                (true, None) => format!("  score {:.2}", hit.score),
+            };
+            let tags = if hit.tags.is_empty() {
+                String::new()
+            } else {
+                format!("  [{}]", hit.tags.join(", "))
+            };
+            out.push_str(&format!("{}. {}{score}{tags}  ({})\n", i + 1, hit.title, hit.id));
+            if let Some(url) = &hit.url {
+                out.push_str(&format!("   {url}\n"));
+            }
+            out.push_str(&format!("   {}\n", hit.excerpt));
+        }
+        if self.results.is_empty() && self.notice.is_none() {
+            out.push_str("no matching solution\n");
+        }
+        if let Some(n) = &self.notice {
+            out.push_str(&format!("note ({} search): {n}\n", self.mode));
+        }
+        out.trim_end().to_string()
+    }
+}
+
+impl AskAnswer {
+    /// The generated answer (when there is one), then the numbered sources, then the notice.
+    pub fn to_text(&self) -> String {
+        let mut out = String::new();
+        if let Some(answer) = &self.answer {
+            out.push_str(answer);
+            out.push_str("\n\n---\n");
+        }
+        if self.sources.is_empty() {
+            out.push_str("no saved solution matches the question\n");
+        } else {
+            out.push_str(&self.context);
+            out.push('\n');
+        }
+        if let Some(n) = &self.notice {
+            out.push_str(&format!("note: {n}\n"));
+        }
+        out.trim_end().to_string()
+    }
+}
+
 impl KnowledgeBase {
     /// Opens (creating if needed) the knowledge base of `config`'s data dir.
     pub fn open(config: &Config) -> Result<Self, KbError> {
