@@ -15,14 +15,17 @@ pub enum ToolFamily {
     Debugger,
     /// Library documentation: resolve a library id, query its docs within a token budget.
     Docs,
+    /// The knowledge base: save, search and ask saved solutions.
+    Kb,
 }
 
 impl ToolFamily {
-    pub const ALL: [ToolFamily; 4] = [
+    pub const ALL: [ToolFamily; 5] = [
         ToolFamily::Api,
         ToolFamily::Browser,
         ToolFamily::Debugger,
         ToolFamily::Docs,
+        ToolFamily::Kb,
     ];
 
     pub fn name(self) -> &'static str {
@@ -31,6 +34,7 @@ impl ToolFamily {
             Self::Browser => "browser",
             Self::Debugger => "debugger",
             Self::Docs => "docs",
+            Self::Kb => "kb",
         }
     }
 
@@ -110,7 +114,7 @@ mod tests {
     #[test]
     fn lists_parse_in_any_order_case_and_separator() {
         assert_eq!(
-            ToolFamilies::parse("Browser, api,debugger,docs").unwrap(),
+            ToolFamilies::parse("Browser, api,debugger,docs,KB").unwrap(),
             ToolFamilies::default()
         );
         let browser = ToolFamilies::parse("browser browser").unwrap();

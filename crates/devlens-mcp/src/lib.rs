@@ -12,6 +12,7 @@ mod browser;
 mod debugger;
 mod docs;
 mod families;
+mod kb;
 mod reply;
 mod schema;
 mod visibility;
@@ -59,6 +60,9 @@ evaluate_in_frame, call_stack, and execution resume; pause_on_exceptions stops o
 const DOCS_INSTRUCTIONS: &str = "For a library's documentation, call resolve_library_id with its \
 name (or package name) to get its id, then query_docs with that id and your question: it answers \
 with the best sections and code examples within context_limit tokens.";
+const KB_INSTRUCTIONS: &str = "The knowledge base holds solutions the team saved: before solving \
+a problem from scratch, search_solutions or ask_knowledge_base (a numbered context to answer \
+from, citing [n]); save_solution keeps a fix worth reusing.";
 const DYNAMIC_INSTRUCTIONS: &str = "The tool list follows the browser: more tools appear once a \
 browser is connected, after enable_debug_tools, and while the page is paused (the server sends \
 tools/list_changed).";
@@ -127,6 +131,7 @@ impl DevlensServer {
             ToolFamily::Browser => Self::browser_tools(),
             ToolFamily::Debugger => Self::debugger_tools(),
             ToolFamily::Docs => Self::docs_tools(),
+            ToolFamily::Kb => Self::kb_tools(),
         }
     }
 
@@ -138,6 +143,7 @@ impl DevlensServer {
             (ToolFamily::Browser, BROWSER_INSTRUCTIONS),
             (ToolFamily::Debugger, DEBUGGER_INSTRUCTIONS),
             (ToolFamily::Docs, DOCS_INSTRUCTIONS),
+            (ToolFamily::Kb, KB_INSTRUCTIONS),
         ]
         .into_iter()
         .filter(|(family, _)| families.contains(*family))

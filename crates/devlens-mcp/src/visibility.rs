@@ -109,8 +109,9 @@ impl fmt::Display for ToolState {
 
 use ToolState::{Connected, Debugging, NotConnected, Paused};
 
-/// The states each browser and debugger tool is listed in under `--dynamic-tools`. Tools not
-/// here (API tools, hide_tools, show_tools) are listed in every state. README's table is this.
+/// The states each browser, debugger and knowledge base tool is listed in under
+/// `--dynamic-tools`. Tools not here (API and docs tools, hide_tools, show_tools) are listed in
+/// every state. README's table is this.
 const LISTED_IN: &[(&[&str], &[ToolState])] = &[
     // Starting or finding a browser is always possible.
     (
@@ -156,6 +157,17 @@ const LISTED_IN: &[(&[&str], &[ToolState])] = &[
     (&["breakpoint", "execution"], &[Debugging, Paused]),
     (&["pause_on_exceptions", "wait_for_pause"], &[Debugging]),
     (&["step", "call_stack", "evaluate_in_frame"], &[Paused]),
+    // The knowledge base does not depend on the browser.
+    (
+        &[
+            "save_solution",
+            "search_solutions",
+            "ask_knowledge_base",
+            "get_solution",
+            "delete_solution",
+        ],
+        &[NotConnected, Connected, Debugging, Paused],
+    ),
 ];
 
 /// The states `tool` is listed in under `--dynamic-tools`.
@@ -430,14 +442,15 @@ fn unmatched_message(tool: &str, unmatched: &[Unmatched]) -> String {
         .collect();
     format!(
         "{tool} changed nothing. {}. Give tool names, globs (\"*css*\", \"chrome_*\") or a \
-         family (api, browser, debugger, docs).",
+         family (api, browser, debugger, docs, kb).",
         lines.join("; ")
     )
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct ToolsArgs {
-    /// Tool names, glob patterns ("*css*", "chrome_*") or families (api, browser, debugger, docs).
+    /// Tool names, glob patterns ("*css*", "chrome_*") or families (api, browser, debugger, docs,
+    /// kb).
     #[serde(default)]
     pub tools: Vec<String>,
 }
@@ -637,7 +650,7 @@ impl DevlensServer {
         if args.tools.iter().all(|t| t.trim().is_empty()) {
             return failure(
                 "give tools: names, globs (\"*css*\", \"chrome_*\") or a family (api, browser, \
-                 debugger)",
+                 debugger, docs, kb)",
             );
         }
         if let Some(meta) = args
@@ -739,14 +752,15 @@ mod tests {
             assert!(listed_in("hide_tools").contains(&state));
             assert!(listed_in("list_api_tags").contains(&state));
             assert!(listed_in("chrome").contains(&state));
+            assert!(listed_in("ask_knowledge_base").contains(&state));
         }
         assert_eq!(listed_in("step"), [Paused]);
         assert_eq!(listed_in("enable_debug_tools"), [Connected]);
     }
 
     #[test]
-    fn every_browser_and_debugger_tool_has_its_states() {
-        for family in [ToolFamily::Browser, ToolFamily::Debugger] {
+    fn every_browser_debugger_and_kb_tool_has_its_states() {
+        for family in [ToolFamily::Browser, ToolFamily::Debugger, ToolFamily::Kb] {
             for tool in DevlensServer::family_tools(family).list_all() {
                 assert!(
                     LISTED_IN
