@@ -33,6 +33,7 @@ pub fn routes(services: Arc<Services>) -> Router {
         .route("/embed/status", get(embed_status))
         .route("/embed/search", post(embed_search))
         .merge(crate::docs::routes())
+        .merge(crate::kb::routes())
         .with_state(services)
 }
 

@@ -9,6 +9,7 @@
 mod api;
 mod docs;
 mod guard;
+mod kb;
 
 use std::{net::SocketAddr, sync::Arc};
 

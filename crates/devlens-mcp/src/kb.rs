@@ -20,7 +20,7 @@ use rmcp::{
 use serde::{Deserialize, Serialize};
 
 use devlens_kb::{
-    AskAnswer, AskRequest, KbError, KnowledgeBase, NewSolution, SearchMode, SearchOptions,
+    AskAnswer, AskRequest, KbError, KnowledgeBase, NewSolution, Saved, SearchMode, SearchOptions,
     SearchResults, Solution, SolutionPatch,
 };
 
@@ -137,56 +137,26 @@ fn clearable(value: Option<String>) -> Option<Option<String>> {
     value.map(|v| (!v.trim().is_empty()).then_some(v))
 }
 
+/// The shared text of a save (`devlens kb add` prints the same), worded for an update too.
 fn save_text(output: &SaveOutput) -> String {
-    let s = &output.solution;
-    let mut text = format!(
-        "{} {} \"{}\"",
-        if output.created { "Saved" } else { "Updated" },
-        s.id,
-        s.title
-    );
-    if !output.embedded {
-        text.push_str(" (keyword search only until reembedded)");
+    let text = Saved {
+        solution: output.solution.clone(),
+        embedded: output.embedded,
+        chunks: output.chunks,
+        notice: output.notice.clone(),
     }
-    text.push('.');
-    if let Some(notice) = &output.notice {
-        let _ = write!(text, " Note: {}.", notice.trim_end_matches('.'));
+    .to_text();
+    match text.strip_prefix("saved ") {
+        Some(rest) if !output.created => format!("updated {rest}"),
+        _ => text,
     }
-    text
 }
 
-fn search_text(found: &SearchResults) -> String {
-    let mut text = match found.results.len() {
-        0 => format!("No results ({}).", found.mode),
-        n => format!(
-            "{n} result{} ({}):",
-            if n == 1 { "" } else { "s" },
-            found.mode
-        ),
-    };
-    for (i, hit) in found.results.iter().enumerate() {
-        let _ = write!(text, "\n{}. {} [{}] {:.2}", i + 1, hit.title, hit.id, hit.score);
-        if let Some(url) = &hit.url {
-            let _ = write!(text, " {url}");
-        }
-        if !hit.tags.is_empty() {
-            let _ = write!(text, " #{}", hit.tags.join(" #"));
-        }
-        let excerpt = hit.excerpt.split_whitespace().collect::<Vec<_>>().join(" ");
-        if !excerpt.is_empty() {
-            let _ = write!(text, "\n   {excerpt}");
-        }
-    }
-    if let Some(notice) = &found.notice {
-        let _ = write!(text, "\nNote: {notice}");
-    }
-    text
-}
-
-/// The numbered context, then the generated answer, then the notice.
+/// The numbered context, then the generated answer, then the notice. (`AskAnswer::to_text`, the
+/// CLI's, puts the answer first; an agent answers from the context, so it leads here.)
 fn ask_text(answer: &AskAnswer) -> String {
     let mut text = if answer.sources.is_empty() {
-        "No saved solution matches the question.".to_string()
+        "no saved solution matches the question".to_string()
     } else {
         answer.context.clone()
     };
@@ -199,7 +169,7 @@ fn ask_text(answer: &AskAnswer) -> String {
         let _ = write!(text, "\n\nAnswer{by}:\n{generated}");
     }
     if let Some(notice) = &answer.notice {
-        let _ = write!(text, "\n\nNote: {notice}");
+        let _ = write!(text, "\n\nnote: {notice}");
     }
     text
 }
@@ -304,7 +274,17 @@ impl DevlensServer {
             similarity_threshold: args.similarity_threshold,
         };
         match kb.search(&args.query, &options).await {
-            Ok(found) => structured(search_text(&found), &found),
+            Ok(found) => {
+                let scores = self
+                    .services()
+                    .api
+                    .config()
+                    .file
+                    .kb
+                    .show_similarity_scores
+                    .unwrap_or(true);
+                structured(found.to_text(scores), &found)
+            }
             Err(e) => failure(e),
         }
     }
