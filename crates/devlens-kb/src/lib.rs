@@ -253,7 +253,12 @@ impl SearchResults {
             } else {
                 format!("  [{}]", hit.tags.join(", "))
             };
-            out.push_str(&format!("{}. {}{score}{tags}  ({})\n", i + 1, hit.title, hit.id));
+            out.push_str(&format!(
+                "{}. {}{score}{tags}  ({})\n",
+                i + 1,
+                hit.title,
+                hit.id
+            ));
             if let Some(url) = &hit.url {
                 out.push_str(&format!("   {url}\n"));
             }

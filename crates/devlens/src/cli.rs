@@ -57,6 +57,8 @@ pub enum Command {
     Browser(BrowserArgs),
     /// Library docs: ingest, list, resolve, query within a token budget, eval
     Docs(crate::docs_cmd::DocsArgs),
+    /// Knowledge base: saved solutions, semantic search, cited answers
+    Kb(crate::kb_cmd::KbArgs),
 }
 
 #[derive(Debug, Args)]

@@ -6,6 +6,8 @@ mod bench;
 mod browser_cmd;
 mod cli;
 mod docs_cmd;
+mod kb_bench;
+mod kb_cmd;
 mod model_cmd;
 mod output;
 mod progress;
@@ -49,6 +51,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Model(command) => model_cmd::run(config, command).await,
         Command::Browser(args) => browser_cmd::run(args).await,
         Command::Docs(args) => docs_cmd::run(config, args).await,
+        Command::Kb(args) => kb_cmd::run(config, args).await,
     }
 }
 

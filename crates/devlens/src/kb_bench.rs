@@ -1,0 +1,279 @@
+//! `devlens kb bench`: what saving and searching cost with the local model, in temporary
+//! knowledge bases (never the user's). Saves are timed one at a time on real solution texts;
+//! searches run over a generated knowledge base of `--solutions` entries, with every query
+//! embedded afresh (no query cache), in each mode.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Instant;
+
+use anyhow::Context as _;
+use clap::Args;
+use serde::Serialize;
+
+use devlens_core::Config;
+use devlens_embed::{Embedder, LocalBert};
+use devlens_kb::{ExportFile, KnowledgeBase, NewSolution, SearchMode, SearchOptions, Solution};
+use devlens_search::golden::percentile;
+
+use crate::output::print;
+use crate::progress::ProgressLine;
+
+#[derive(Debug, Args)]
+pub struct KbBenchArgs {
+    /// Real solutions to save (an export file), e.g. crates/devlens-kb/tests/golden/solutions.json
+    #[arg(long, value_name = "FILE")]
+    corpus: PathBuf,
+    /// Questions (a golden file; only the questions are used), e.g.
+    /// crates/devlens-kb/tests/golden/queries.tsv
+    #[arg(long, value_name = "FILE")]
+    queries: PathBuf,
+    /// Size of the generated knowledge base the searches run over
+    #[arg(long, default_value_t = 10_000)]
+    solutions: usize,
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct KbBenchReport {
+    model: String,
+    model_load_ms: f64,
+    saves: SaveBench,
+    corpus: CorpusBench,
+    /// Per mode: one search (embed the question without cache, rank, read the hits).
+    search: Vec<ModeBench>,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct SaveBench {
+    n: usize,
+    mean_chars: usize,
+    chunks: usize,
+    /// One `add`: chunk, embed, one transaction.
+    p50_ms: f64,
+    p95_ms: f64,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct CorpusBench {
+    solutions: usize,
+    chunks: usize,
+    import_ms: f64,
+    reembed_s: f64,
+    solutions_per_s: f64,
+    /// The first search after a write reloads every vector from the store.
+    reload_ms: f64,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ModeBench {
+    mode: SearchMode,
+    queries: usize,
+    p50_ms: f64,
+    p95_ms: f64,
+}
+
+impl KbBenchReport {
+    fn to_text(&self) -> String {
+        let mut out = format!(
+            "model {} (loaded in {:.0} ms)\n\
+             save + embed: {} solutions (mean {} chars, {} chunks): p50 {:.1} ms, p95 {:.1} ms\n\
+             knowledge base of {} solutions ({} chunks): import {:.0} ms, reembed {:.1} s \
+             ({:.0} solutions/s), first search after a write {:.0} ms",
+            self.model,
+            self.model_load_ms,
+            self.saves.n,
+            self.saves.mean_chars,
+            self.saves.chunks,
+            self.saves.p50_ms,
+            self.saves.p95_ms,
+            self.corpus.solutions,
+            self.corpus.chunks,
+            self.corpus.import_ms,
+            self.corpus.reembed_s,
+            self.corpus.solutions_per_s,
+            self.corpus.reload_ms,
+        );
+        for m in &self.search {
+            out.push_str(&format!(
+                "\nsearch {:<8} {} queries: p50 {:.1} ms, p95 {:.1} ms",
+                m.mode.as_str(),
+                m.queries,
+                m.p50_ms,
+                m.p95_ms
+            ));
+        }
+        out
+    }
+}
+
+fn ms(since: Instant) -> f64 {
+    since.elapsed().as_secs_f64() * 1000.0
+}
+
+/// Sentences of the real texts, recombined into `n` short solutions: realistic words and
+/// lengths without copying any one solution.
+fn generated(corpus: &[Solution], n: usize) -> Vec<Solution> {
+    let sentences: Vec<&str> = corpus
+        .iter()
+        .flat_map(|s| s.text.split(['\n', '.']))
+        .map(str::trim)
+        .filter(|s| (40..=220).contains(&s.len()))
+        .collect();
+    let tags: Vec<&String> = corpus.iter().flat_map(|s| &s.tags).collect();
+    let pick = |i: usize, salt: usize| -> usize {
+        // A fixed multiplicative hash: the same knowledge base on every run.
+        (i.wrapping_mul(2_654_435_761)
+            .wrapping_add(salt.wrapping_mul(40_503)))
+            % sentences.len().max(1)
+    };
+    (0..n)
+        .map(|i| {
+            let title: String = sentences[pick(i, 1)].chars().take(80).collect();
+            let text = (2..5)
+                .map(|salt| sentences[pick(i, salt)])
+                .collect::<Vec<_>>()
+                .join(". ");
+            let ts = devlens_core::clock::rfc3339(1_767_225_600 + i as u64 * 60);
+            Solution {
+                id: format!("gen{i:06}"),
+                title,
+                url: Some(format!("https://wiki.example.com/notes/{i}")),
+                text: format!("{text}."),
+                summary: None,
+                tags: vec![tags[i % tags.len().max(1)].clone()],
+                created_at: ts.clone(),
+                updated_at: ts,
+            }
+        })
+        .collect()
+}
+
+pub async fn run(config: Config, args: KbBenchArgs) -> anyhow::Result<()> {
+    let corpus_text = std::fs::read_to_string(&args.corpus)
+        .with_context(|| format!("cannot read {}", args.corpus.display()))?;
+    let corpus: ExportFile = serde_json::from_str(&corpus_text).with_context(|| {
+        format!(
+            "{} is not a knowledge-base export file",
+            args.corpus.display()
+        )
+    })?;
+    anyhow::ensure!(
+        !corpus.solutions.is_empty(),
+        "{} has no solutions",
+        args.corpus.display()
+    );
+    let queries_text = std::fs::read_to_string(&args.queries)
+        .with_context(|| format!("cannot read {}", args.queries.display()))?;
+    let queries: Vec<String> = devlens_kb::eval::parse_golden(&queries_text)
+        .map_err(|e| anyhow::anyhow!("{}: {e}", args.queries.display()))?
+        .into_iter()
+        .map(|q| q.question)
+        .collect();
+    anyhow::ensure!(args.solutions > 0, "--solutions must be at least 1");
+
+    let started = Instant::now();
+    // The model itself, without the query cache the server wraps it in: every query pays.
+    let model: Arc<dyn Embedder> = Arc::new(
+        LocalBert::from_settings(&config.file.embedding, &config.data_dir)
+            .context("the benchmark needs the local model (`devlens model install`)")?,
+    );
+    let model_load_ms = ms(started);
+
+    let scratch = tempfile::tempdir().context("cannot create a temporary folder")?;
+    let open = |name: &str| -> anyhow::Result<KnowledgeBase> {
+        let data = Config::with_data_dir(&scratch.path().join(name));
+        Ok(KnowledgeBase::open(&data)?.with_embedder(Ok(model.clone())))
+    };
+
+    // Saves, one at a time.
+    let saves_kb = open("saves")?;
+    let mut save_ms = Vec::new();
+    let mut chunks = 0;
+    let bar = ProgressLine::new("saving");
+    for (i, s) in corpus.solutions.iter().enumerate() {
+        let t = Instant::now();
+        let saved = saves_kb
+            .add(NewSolution {
+                title: s.title.clone(),
+                url: s.url.clone(),
+                text: s.text.clone(),
+                summary: s.summary.clone(),
+                tags: s.tags.clone(),
+            })
+            .await?;
+        save_ms.push(ms(t));
+        chunks += saved.chunks;
+        bar.update(i + 1, corpus.solutions.len());
+    }
+    bar.finish();
+    let saves = SaveBench {
+        n: save_ms.len(),
+        mean_chars: corpus
+            .solutions
+            .iter()
+            .map(|s| s.text.chars().count())
+            .sum::<usize>()
+            / corpus.solutions.len(),
+        chunks,
+        p50_ms: percentile(&save_ms, 0.5),
+        p95_ms: percentile(&save_ms, 0.95),
+    };
+
+    // A large knowledge base: import, embed, search.
+    let big = open("big")?;
+    let export = ExportFile {
+        version: devlens_kb::EXPORT_VERSION,
+        solutions: generated(&corpus.solutions, args.solutions),
+    };
+    let t = Instant::now();
+    big.import_json(&serde_json::to_string(&export)?, "generated")?;
+    let import_ms = ms(t);
+    let bar = ProgressLine::new("embedding");
+    let reembed = big.reembed(&|done, total| bar.update(done, total)).await;
+    bar.finish();
+    let reembed = reembed?;
+    let t = Instant::now();
+    big.search(&queries[0], &SearchOptions::default()).await?;
+    let reload_ms = ms(t);
+
+    let mut search = Vec::new();
+    for mode in SearchMode::ALL {
+        let options = SearchOptions {
+            mode: Some(mode),
+            ..SearchOptions::default()
+        };
+        let mut times = Vec::with_capacity(queries.len());
+        for q in &queries {
+            let t = Instant::now();
+            big.search(q, &options).await?;
+            times.push(ms(t));
+        }
+        search.push(ModeBench {
+            mode,
+            queries: times.len(),
+            p50_ms: percentile(&times, 0.5),
+            p95_ms: percentile(&times, 0.95),
+        });
+    }
+    let report = KbBenchReport {
+        model: model.model().to_string(),
+        model_load_ms,
+        saves,
+        corpus: CorpusBench {
+            solutions: args.solutions,
+            chunks: reembed.chunks,
+            import_ms,
+            reembed_s: reembed.seconds,
+            solutions_per_s: reembed.embedded as f64 / reembed.seconds.max(1e-9),
+            reload_ms,
+        },
+        search,
+    };
+    print(args.json, &report, || report.to_text())
+}

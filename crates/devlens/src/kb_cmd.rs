@@ -1,0 +1,500 @@
+//! `devlens kb …`: the knowledge base on the command line — save, list, show, edit, search, ask,
+//! remove, export, import, reembed, status, eval, bench. Compact text by default; with `--json`
+//! the shapes of the issue's CLI contract.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use anyhow::Context as _;
+use clap::{Args, Subcommand};
+use serde::Serialize;
+
+use devlens_core::Config;
+use devlens_kb::{
+    AskRequest, KnowledgeBase, NewSolution, SearchMode, SearchOptions, SolutionPatch,
+};
+
+use crate::output::{line, print};
+use crate::progress::ProgressLine;
+
+#[derive(Debug, Args)]
+pub struct KbArgs {
+    #[command(subcommand)]
+    pub command: KbCommand,
+}
+
+/// Where a solution's text comes from.
+#[derive(Debug, Args)]
+pub struct TextSource {
+    /// The solution's text
+    #[arg(long, conflicts_with = "file")]
+    pub text: Option<String>,
+    /// Read the text from a file (`-` for stdin)
+    #[arg(long, value_name = "FILE")]
+    pub file: Option<PathBuf>,
+}
+
+impl TextSource {
+    fn read(&self) -> anyhow::Result<Option<String>> {
+        match (&self.text, &self.file) {
+            (Some(text), _) => Ok(Some(text.clone())),
+            (None, Some(path)) => read_input(path).map(Some),
+            (None, None) => Ok(None),
+        }
+    }
+}
+
+#[derive(Debug, Subcommand)]
+pub enum KbCommand {
+    /// Save a solution (embedded now, so semantic search finds it at once)
+    Add {
+        #[arg(long)]
+        title: String,
+        /// Where it came from (an answer, an issue, a wiki page)
+        #[arg(long)]
+        url: Option<String>,
+        #[command(flatten)]
+        source: TextSource,
+        /// Comma-separated tags, e.g. css,layout
+        #[arg(long, value_delimiter = ',')]
+        tags: Vec<String>,
+        /// A one-line summary
+        #[arg(long)]
+        summary: Option<String>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// List the saved solutions, newest first
+    List {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Show one solution in full
+    Show {
+        id: String,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Change a solution's title, text, URL, tags or summary (re-embedded when needed)
+    Edit {
+        id: String,
+        #[arg(long)]
+        title: Option<String>,
+        /// A new URL (`""` removes it)
+        #[arg(long)]
+        url: Option<String>,
+        #[command(flatten)]
+        source: TextSource,
+        /// New comma-separated tags (`""` removes them)
+        #[arg(long, value_delimiter = ',')]
+        tags: Option<Vec<String>>,
+        /// A new summary (`""` removes it)
+        #[arg(long)]
+        summary: Option<String>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Find saved solutions by meaning (default), words, or both
+    Search {
+        query: String,
+        /// semantic, keyword or hybrid [default: [kb] search_mode, else semantic]
+        #[arg(long)]
+        mode: Option<String>,
+        /// Results [default: [kb] top_k, else 5]
+        #[arg(long)]
+        top_k: Option<usize>,
+        /// Minimum cosine similarity for semantic matches [default: calibrated for the model]
+        #[arg(long)]
+        threshold: Option<f32>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// The saved solutions for a question as a numbered, cited context; with --generate also an
+    /// answer from the configured LLM
+    Ask {
+        question: String,
+        #[arg(long)]
+        top_k: Option<usize>,
+        #[arg(long)]
+        mode: Option<String>,
+        #[arg(long)]
+        threshold: Option<f32>,
+        /// Generate an answer with the `[llm]` endpoint [default: [kb] auto_generate_answer]
+        #[arg(long, conflicts_with = "no_generate")]
+        generate: bool,
+        /// Do not generate an answer even when auto_generate_answer is on
+        #[arg(long)]
+        no_generate: bool,
+        /// The context's budget in cl100k tokens, 200-32000 [default: 3000]
+        #[arg(long)]
+        tokens: Option<usize>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Delete a solution
+    Rm {
+        id: String,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Write every solution as JSON (to stdout, or --out FILE)
+    Export {
+        #[arg(long, value_name = "FILE")]
+        out: Option<PathBuf>,
+    },
+    /// Import an export file: all of it, or nothing when anything in it is wrong
+    Import {
+        /// The file (`-` for stdin)
+        file: PathBuf,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Embed every solution that lacks a current embedding (after an import or a model change);
+    /// safe to interrupt and run again
+    Reembed {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Counts, the embedding model, the effective settings
+    Status {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Score search on a golden set: hit@k, MRR, unanswerable questions left empty, latency
+    Eval {
+        /// One question per line, a TAB, then comma-separated solution ids (or `-` for none)
+        #[arg(long, value_name = "FILE")]
+        golden: PathBuf,
+        #[arg(long)]
+        mode: Option<String>,
+        #[arg(long, default_value_t = 5)]
+        top_k: usize,
+        #[arg(long)]
+        threshold: Option<f32>,
+        /// Also try thresholds 0.10-0.70 (the calibration table)
+        #[arg(long)]
+        sweep: bool,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Benchmark saves and searches in a temporary knowledge base (needs the embedding model)
+    Bench(crate::kb_bench::KbBenchArgs),
+}
+
+fn read_input(path: &Path) -> anyhow::Result<String> {
+    if path.as_os_str() == "-" {
+        let mut text = String::new();
+        std::io::stdin()
+            .read_to_string(&mut text)
+            .context("cannot read stdin")?;
+        return Ok(text);
+    }
+    std::fs::read_to_string(path).with_context(|| {
+        format!(
+            "cannot read {}: check that it exists and is a UTF-8 text file",
+            path.display()
+        )
+    })
+}
+
+fn parse_mode(mode: Option<&str>) -> anyhow::Result<Option<SearchMode>> {
+    mode.map(|m| {
+        SearchMode::parse(m)
+            .ok_or_else(|| anyhow::anyhow!("unknown mode `{m}`: use semantic, keyword or hybrid"))
+    })
+    .transpose()
+}
+
+/// `kb list --json`.
+#[derive(Serialize)]
+struct SolutionList {
+    solutions: Vec<ListedSolution>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ListedSolution {
+    id: String,
+    title: String,
+    url: Option<String>,
+    tags: Vec<String>,
+    created_at: String,
+}
+
+#[derive(Serialize)]
+struct Removed {
+    id: String,
+    title: String,
+    removed: bool,
+}
+
+/// `""` on the command line means "remove this field".
+fn optional_field(value: Option<String>) -> Option<Option<String>> {
+    value.map(|v| Some(v).filter(|v| !v.trim().is_empty()))
+}
+
+pub async fn run(config: Config, args: KbArgs) -> anyhow::Result<()> {
+    match args.command {
+        // The benchmark works in a temporary knowledge base, never the user's.
+        KbCommand::Bench(bench) => crate::kb_bench::run(config, bench).await,
+        command => run_on_store(config, command).await,
+    }
+}
+
+async fn run_on_store(config: Config, command: KbCommand) -> anyhow::Result<()> {
+    let kb = KnowledgeBase::open(&config)?;
+    let show_scores = config.file.kb.show_similarity_scores.unwrap_or(true);
+    match command {
+        KbCommand::Add {
+            title,
+            url,
+            source,
+            tags,
+            summary,
+            json,
+        } => {
+            let Some(text) = source.read()? else {
+                anyhow::bail!(
+                    "give the solution's text with --text TEXT or --file F (`-` for stdin)"
+                );
+            };
+            let saved = kb
+                .add(NewSolution {
+                    title,
+                    url,
+                    text,
+                    summary,
+                    tags,
+                })
+                .await?;
+            print(json, &saved, || saved.to_text())
+        }
+        KbCommand::List { json } => {
+            let list = SolutionList {
+                solutions: kb
+                    .list()?
+                    .into_iter()
+                    .map(|s| ListedSolution {
+                        id: s.id,
+                        title: s.title,
+                        url: s.url,
+                        tags: s.tags,
+                        created_at: s.created_at,
+                    })
+                    .collect(),
+            };
+            print(json, &list, || {
+                if list.solutions.is_empty() {
+                    return "no solutions yet: save one with `devlens kb add --title T --text TEXT`"
+                        .into();
+                }
+                list.solutions
+                    .iter()
+                    .map(|s| {
+                        let tags = if s.tags.is_empty() {
+                            String::new()
+                        } else {
+                            format!("  [{}]", s.tags.join(", "))
+                        };
+                        format!(
+                            "{}  {}  {}{tags}",
+                            s.id,
+                            &s.created_at[..10.min(s.created_at.len())],
+                            s.title
+                        )
+                    })
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            })
+        }
+        KbCommand::Show { id, json } => {
+            let s = kb.get(&id)?;
+            print(json, &s, || {
+                let mut out = format!("{}\n", s.title);
+                if let Some(url) = &s.url {
+                    out.push_str(&format!("{url}\n"));
+                }
+                if !s.tags.is_empty() {
+                    out.push_str(&format!("tags: {}\n", s.tags.join(", ")));
+                }
+                out.push_str(&format!(
+                    "id {} · saved {} · updated {}\n",
+                    s.id, s.created_at, s.updated_at
+                ));
+                if let Some(summary) = &s.summary {
+                    out.push_str(&format!("summary: {summary}\n"));
+                }
+                out.push('\n');
+                out.push_str(&s.text);
+                out
+            })
+        }
+        KbCommand::Edit {
+            id,
+            title,
+            url,
+            source,
+            tags,
+            summary,
+            json,
+        } => {
+            let patch = SolutionPatch {
+                title,
+                url: optional_field(url),
+                text: source.read()?,
+                summary: optional_field(summary),
+                tags: tags.map(|t| t.into_iter().filter(|t| !t.trim().is_empty()).collect()),
+            };
+            let saved = kb.update(&id, patch).await?;
+            print(json, &saved, || saved.to_text())
+        }
+        KbCommand::Search {
+            query,
+            mode,
+            top_k,
+            threshold,
+            json,
+        } => {
+            let options = SearchOptions {
+                mode: parse_mode(mode.as_deref())?,
+                top_k,
+                similarity_threshold: threshold,
+            };
+            let results = kb.search(&query, &options).await?;
+            print(json, &results, || results.to_text(show_scores))
+        }
+        KbCommand::Ask {
+            question,
+            top_k,
+            mode,
+            threshold,
+            generate,
+            no_generate,
+            tokens,
+            json,
+        } => {
+            let request = AskRequest {
+                query: question,
+                top_k,
+                mode: parse_mode(mode.as_deref())?,
+                similarity_threshold: threshold,
+                generate_answer: if generate {
+                    Some(true)
+                } else if no_generate {
+                    Some(false)
+                } else {
+                    None
+                },
+                context_limit: tokens,
+            };
+            let answer = kb.ask(&request).await?;
+            print(json, &answer, || answer.to_text())
+        }
+        KbCommand::Rm { id, json } => {
+            let removed = kb.delete(&id)?;
+            let out = Removed {
+                id: removed.id,
+                title: removed.title,
+                removed: true,
+            };
+            print(json, &out, || {
+                format!("removed {} \"{}\"", out.id, out.title)
+            })
+        }
+        KbCommand::Export { out } => {
+            let json = kb.export_json()?;
+            match out {
+                None => line(json.trim_end()),
+                Some(path) => {
+                    devlens_core::paths::write_atomic(&path, json.as_bytes())?;
+                    eprintln!("exported to {}", path.display());
+                    Ok(())
+                }
+            }
+        }
+        KbCommand::Import { file, json } => {
+            let text = read_input(&file)?;
+            let name = if file.as_os_str() == "-" {
+                "stdin".to_string()
+            } else {
+                file.display().to_string()
+            };
+            let report = kb.import_json(&text, &name)?;
+            print(json, &report, || {
+                let mut out = format!(
+                    "imported {} solutions: {} new, {} replaced, {} unchanged",
+                    report.imported,
+                    report.counts.created,
+                    report.counts.replaced,
+                    report.counts.unchanged
+                );
+                if let Some(n) = &report.notice {
+                    out.push_str(&format!("\nnote: {n}"));
+                }
+                out
+            })
+        }
+        KbCommand::Reembed { json } => {
+            let bar = ProgressLine::new("embedding solutions");
+            let report = kb.reembed(&|done, total| bar.update(done, total)).await;
+            bar.finish();
+            let report = report?;
+            print(json, &report, || {
+                format!(
+                    "embedded {} solutions ({} chunks) with {} in {:.1} s; {} were up to date",
+                    report.embedded, report.chunks, report.model, report.seconds, report.up_to_date
+                )
+            })
+        }
+        KbCommand::Status { json } => {
+            let status = kb.status().await?;
+            print(json, &status, || {
+                let mut out = format!(
+                    "{} solutions, {} with current embeddings ({})\nsearch: {} mode, top {}{}\n\
+                     answers: {}\nstore: {}",
+                    status.solutions,
+                    status.embedded,
+                    status.model.as_deref().unwrap_or("no embedding model"),
+                    status.search_mode,
+                    status.top_k,
+                    status
+                        .similarity_threshold
+                        .map(|t| format!(", threshold {t:.2}"))
+                        .unwrap_or_default(),
+                    status
+                        .llm_model
+                        .as_deref()
+                        .map(|m| format!("generated by {m}"))
+                        .unwrap_or_else(|| "no LLM endpoint configured (context only)".into()),
+                    status.path.display()
+                );
+                if let Some(reason) = &status.embedder_unavailable {
+                    out.push_str(&format!("\nnote: semantic search unavailable: {reason}"));
+                }
+                out
+            })
+        }
+        KbCommand::Eval {
+            golden,
+            mode,
+            top_k,
+            threshold,
+            sweep,
+            json,
+        } => {
+            let text = std::fs::read_to_string(&golden).map_err(|e| {
+                anyhow::anyhow!("cannot read the golden file {}: {e}", golden.display())
+            })?;
+            let questions = devlens_kb::eval::parse_golden(&text)
+                .map_err(|e| anyhow::anyhow!("{}: {e}", golden.display()))?;
+            let options = SearchOptions {
+                mode: parse_mode(mode.as_deref())?,
+                top_k: Some(top_k),
+                similarity_threshold: threshold,
+            };
+            let report = kb.eval(&questions, &options, sweep).await?;
+            print(json, &report, || report.to_text())
+        }
+        KbCommand::Bench(bench) => crate::kb_bench::run(config, bench).await,
+    }
+}
