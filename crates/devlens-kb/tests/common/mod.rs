@@ -60,3 +60,57 @@ pub fn golden_solutions() -> String {
 pub fn golden_queries() -> String {
     std::fs::read_to_string(golden_dir().join("queries.tsv")).unwrap()
 }
+
+/// A request the mock LLM server saw.
+#[derive(Debug, Clone)]
+pub struct Seen {
+    pub path: String,
+    pub authorization: Option<String>,
+    pub body: serde_json::Value,
+}
+
+/// A local OpenAI-compatible server answering the n-th request (from 0) with `reply(n)`:
+/// status, extra headers, JSON body. Returns its `/v1` base URL and what it saw.
+pub async fn mock_llm(
+    reply: impl Fn(usize) -> (u16, Vec<(&'static str, String)>, serde_json::Value)
+    + Send
+    + Sync
+    + 'static,
+) -> (String, Arc<std::sync::Mutex<Vec<Seen>>>) {
+    use axum::http::{HeaderMap, StatusCode, Uri};
+    use axum::response::IntoResponse;
+    let seen: Arc<std::sync::Mutex<Vec<Seen>>> = Arc::default();
+    let log = seen.clone();
+    let reply = Arc::new(reply);
+    let app = axum::Router::new().fallback(
+        move |uri: Uri, headers: HeaderMap, body: axum::body::Bytes| {
+            let log = log.clone();
+            let reply = reply.clone();
+            async move {
+                let n = {
+                    let mut log = log.lock().unwrap();
+                    log.push(Seen {
+                        path: uri.path().to_string(),
+                        authorization: headers
+                            .get("authorization")
+                            .and_then(|v| v.to_str().ok())
+                            .map(String::from),
+                        body: serde_json::from_slice(&body).unwrap_or_default(),
+                    });
+                    log.len() - 1
+                };
+                let (status, extra, json) = reply(n);
+                let mut response =
+                    (StatusCode::from_u16(status).unwrap(), axum::Json(json)).into_response();
+                for (name, value) in extra {
+                    response.headers_mut().insert(name, value.parse().unwrap());
+                }
+                response
+            }
+        },
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/v1", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    (url, seen)
+}
