@@ -243,8 +243,8 @@ impl DevlensServer {
 
 #[tool_router(router = kb_tools, vis = "pub(crate)")]
 impl DevlensServer {
-    /// Save a solution (fix, snippet, answer) to the knowledge base so it can be found later by
-    /// meaning. With id: update that solution; only the fields given change.
+    /// Save a solution (fix, snippet, answer) to the knowledge base, to be found later by
+    /// meaning. Give id to update a saved one.
     #[tool(
         name = "save_solution",
         annotations(title = "Save a solution", read_only_hint = false, destructive_hint = false, idempotent_hint = false, open_world_hint = false),
