@@ -34,8 +34,8 @@ pub fn parse_golden(text: &str) -> Result<Vec<GoldenQuestion>, String> {
 }
 
 /// How search did on a golden set.
+/// Field names follow `devlens docs eval` and `api eval` (`hit_at_k`, `p50_ms`).
 #[derive(Debug, Clone, Serialize, PartialEq)]
-#[serde(rename_all = "camelCase")]
 pub struct EvalReport {
     pub mode: SearchMode,
     /// Questions with an answer / without.
@@ -60,7 +60,6 @@ pub struct EvalReport {
 }
 
 #[derive(Debug, Clone, Serialize, PartialEq)]
-#[serde(rename_all = "camelCase")]
 pub struct ThresholdRow {
     pub threshold: f32,
     pub hit_at_k: f64,
