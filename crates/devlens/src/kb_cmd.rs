@@ -309,25 +309,7 @@ async fn run_on_store(config: Config, command: KbCommand) -> anyhow::Result<()> 
         }
         KbCommand::Show { id, json } => {
             let s = kb.get(&id)?;
-            print(json, &s, || {
-                let mut out = format!("{}\n", s.title);
-                if let Some(url) = &s.url {
-                    out.push_str(&format!("{url}\n"));
-                }
-                if !s.tags.is_empty() {
-                    out.push_str(&format!("tags: {}\n", s.tags.join(", ")));
-                }
-                out.push_str(&format!(
-                    "id {} · saved {} · updated {}\n",
-                    s.id, s.created_at, s.updated_at
-                ));
-                if let Some(summary) = &s.summary {
-                    out.push_str(&format!("summary: {summary}\n"));
-                }
-                out.push('\n');
-                out.push_str(&s.text);
-                out
-            })
+            print(json, &s, || s.to_text())
         }
         KbCommand::Edit {
             id,
