@@ -194,12 +194,12 @@ fn solution_text(s: &Solution) -> String {
 }
 
 impl DevlensServer {
-    fn kb(&self) -> Result<Arc<KnowledgeBase>, CallToolResult> {
-        self.services().knowledge_base().map_err(failure)
+    fn kb(&self) -> Result<Arc<KnowledgeBase>, KbError> {
+        self.services().knowledge_base()
     }
 
     async fn save(&self, args: SaveArgs) -> Result<SaveOutput, KbError> {
-        let kb = self.services().knowledge_base()?;
+        let kb = self.kb()?;
         let saved = match args.id.as_deref().map(str::trim) {
             Some(id) if !id.is_empty() => {
                 let patch = SolutionPatch {
@@ -266,7 +266,7 @@ impl DevlensServer {
     async fn search_solutions(&self, Parameters(args): Parameters<SearchArgs>) -> CallToolResult {
         let kb = match self.kb() {
             Ok(kb) => kb,
-            Err(reply) => return reply,
+            Err(e) => return failure(e),
         };
         let options = SearchOptions {
             mode: args.mode,
@@ -299,7 +299,7 @@ impl DevlensServer {
     async fn ask_knowledge_base(&self, Parameters(args): Parameters<AskArgs>) -> CallToolResult {
         let kb = match self.kb() {
             Ok(kb) => kb,
-            Err(reply) => return reply,
+            Err(e) => return failure(e),
         };
         let request = AskRequest {
             query: args.query,
@@ -322,9 +322,9 @@ impl DevlensServer {
         output_schema = schema_for_output::<Solution>()
     )]
     async fn get_solution(&self, Parameters(args): Parameters<IdArgs>) -> CallToolResult {
-        match self.kb().and_then(|kb| kb.get(&args.id).map_err(failure)) {
+        match self.kb().and_then(|kb| kb.get(&args.id)) {
             Ok(solution) => structured(solution_text(&solution), &solution),
-            Err(reply) => reply,
+            Err(e) => failure(e),
         }
     }
 
@@ -335,7 +335,7 @@ impl DevlensServer {
         output_schema = schema_for_output::<DeleteOutput>()
     )]
     async fn delete_solution(&self, Parameters(args): Parameters<IdArgs>) -> CallToolResult {
-        match self.kb().and_then(|kb| kb.delete(&args.id).map_err(failure)) {
+        match self.kb().and_then(|kb| kb.delete(&args.id)) {
             Ok(solution) => {
                 let output = DeleteOutput {
                     deleted: solution.id,
@@ -346,7 +346,7 @@ impl DevlensServer {
                     &output,
                 )
             }
-            Err(reply) => reply,
+            Err(e) => failure(e),
         }
     }
 }

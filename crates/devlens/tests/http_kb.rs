@@ -101,9 +101,10 @@ async fn solutions_search_ask_and_export_import_over_rest() {
             vec![],
         ),
     ] {
-        let (status, saved) = send(http.post(format!("{api}/solutions")).json(
-            &json!({"title": title, "text": text, "url": url, "tags": tags}),
-        ))
+        let (status, saved) = send(
+            http.post(format!("{api}/solutions"))
+                .json(&json!({"title": title, "text": text, "url": url, "tags": tags})),
+        )
         .await;
         assert_eq!(status, StatusCode::CREATED, "{saved}");
         assert_eq!(saved["embedded"], true);
@@ -164,7 +165,10 @@ async fn solutions_search_ask_and_export_import_over_rest() {
     assert_eq!(status, StatusCode::OK, "{saved}");
     assert_eq!(saved["solution"]["tags"], json!(["cors", "cookies"]));
     assert!(saved["solution"]["url"].is_null());
-    assert_eq!(saved["solution"]["title"], "Fix CORS preflight failing on PUT");
+    assert_eq!(
+        saved["solution"]["title"],
+        "Fix CORS preflight failing on PUT"
+    );
 
     // Bad input.
     let unknown = error(
@@ -172,7 +176,10 @@ async fn solutions_search_ask_and_export_import_over_rest() {
         StatusCode::NOT_FOUND,
     )
     .await;
-    assert!(unknown.contains("no saved solution has the id `nope123`"), "{unknown}");
+    assert!(
+        unknown.contains("no saved solution has the id `nope123`"),
+        "{unknown}"
+    );
     error(
         http.put(format!("{api}/solutions/nope123"))
             .json(&json!({"title": "x"})),
@@ -192,7 +199,8 @@ async fn solutions_search_ask_and_export_import_over_rest() {
     .await;
     assert!(missing.contains("\"text\""), "{missing}");
     let empty = error(
-        http.post(format!("{api}/search")).json(&json!({"query": ""})),
+        http.post(format!("{api}/search"))
+            .json(&json!({"query": ""})),
         StatusCode::BAD_REQUEST,
     )
     .await;
@@ -220,7 +228,11 @@ async fn solutions_search_ask_and_export_import_over_rest() {
     let other_dir = tempfile::tempdir().unwrap();
     let other = serve(other_dir.path(), &model).await;
     let other_api = format!("{}/api/kb", other.base);
-    let (status, report) = send(http.post(format!("{other_api}/import")).body(export.clone())).await;
+    let (status, report) = send(
+        http.post(format!("{other_api}/import"))
+            .body(export.clone()),
+    )
+    .await;
     assert_eq!(status, StatusCode::OK, "{report}");
     assert_eq!(report["imported"], 3);
     let round_trip = http
@@ -249,7 +261,8 @@ async fn solutions_search_ask_and_export_import_over_rest() {
     bad["solutions"][0]["title"] = json!("Replaced title");
     bad["solutions"][1]["id"] = json!("not an id!");
     let partial = error(
-        http.post(format!("{other_api}/import")).body(bad.to_string()),
+        http.post(format!("{other_api}/import"))
+            .body(bad.to_string()),
         StatusCode::BAD_REQUEST,
     )
     .await;

@@ -206,7 +206,10 @@ async fn save_search_ask_update_and_delete_over_stdio() {
     let empty = err(&client, "ask_knowledge_base", json!({"query": ""})).await;
     assert!(empty.contains("the query is empty"), "{empty}");
     let incomplete = err(&client, "save_solution", json!({"title": "no text"})).await;
-    assert!(incomplete.contains("needs a title and a text"), "{incomplete}");
+    assert!(
+        incomplete.contains("needs a title and a text"),
+        "{incomplete}"
+    );
     let mode = err(
         &client,
         "search_solutions",
@@ -238,12 +241,7 @@ async fn a_knowledge_base_that_cannot_open_is_a_tool_error_not_a_crash() {
         let error = err(&client, "search_solutions", json!({"query": "cors"})).await;
         assert!(error.contains("the knowledge base"), "{error}");
     }
-    let error = err(
-        &client,
-        "save_solution",
-        json!({"title": "t", "text": "x"}),
-    )
-    .await;
+    let error = err(&client, "save_solution", json!({"title": "t", "text": "x"})).await;
     assert!(error.contains("Nothing was changed"), "{error}");
     client.cancel().await.expect("close");
 }
