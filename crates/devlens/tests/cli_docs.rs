@@ -381,6 +381,84 @@ fn semantic_ranking_with_the_local_model() {
         sections[..2].contains(&"Authentication > Token rotation"),
         "{sections:?}"
     );
+
+    // Ingested again with one page changed: only that page's sections go through the model.
+    std::fs::write(
+        docs.join("guide/faq.txt"),
+        "Widgets work offline once loaded, for up to a week.",
+    )
+    .unwrap();
+    let again = run(&[
+        "docs",
+        "add",
+        "widgets",
+        "--path",
+        docs.to_str().unwrap(),
+        "--json",
+    ]);
+    assert_eq!(again["embedded_texts"], 1, "{again}");
+    assert_eq!(
+        again["reused_vectors"].as_u64().unwrap() + 1,
+        added["embedded_texts"].as_u64().unwrap(),
+        "{again}"
+    );
+    let answer = run(&[
+        "docs",
+        "query",
+        "widgets",
+        "keeping credentials fresh",
+        "--json",
+    ]);
+    assert_eq!(
+        answer["results"][0]["metadata"]["section"],
+        "Authentication > Token rotation"
+    );
+}
+
+#[test]
+fn bench_reports_ingest_and_query_figures() {
+    let dir = tempfile::tempdir().unwrap();
+    let docs = widgets_docs(dir.path());
+    let golden = dir.path().join("golden.tsv");
+    std::fs::write(
+        &golden,
+        "# question, then parts of the expected section\n\
+         how do I rotate the token\tToken rotation\n\
+         draw a line chart\tLine charts\n",
+    )
+    .unwrap();
+    let report = json_out(
+        dir.path(),
+        &[
+            "docs",
+            "bench",
+            "--path",
+            docs.to_str().unwrap(),
+            "--golden",
+            golden.to_str().unwrap(),
+            "--json",
+        ],
+    );
+    assert_eq!(report["pages"], 4, "{report}");
+    assert!(report["sections"].as_u64().unwrap() >= 6, "{report}");
+    assert!(report["pages_per_sec"].as_f64().unwrap() > 0.0, "{report}");
+    let q = &report["queries"];
+    assert_eq!(
+        (q["n"].as_u64(), q["hit_at_k"].as_f64()),
+        (Some(2), Some(1.0)),
+        "{report}"
+    );
+    for key in [
+        "uncached_p50_ms",
+        "uncached_p95_ms",
+        "cached_p50_ms",
+        "cached_p95_ms",
+    ] {
+        assert!(q[key].as_f64().is_some(), "{key}: {report}");
+    }
+    // The user's registry was not touched.
+    let list = json_out(dir.path(), &["docs", "list", "--json"]);
+    assert_eq!(list["libraries"].as_array().unwrap().len(), 0);
 }
 
 /// The golden set on the real Node.js API docs (Debian's nodejs-doc, fetched by
