@@ -174,25 +174,6 @@ fn ask_text(answer: &AskAnswer) -> String {
     text
 }
 
-fn solution_text(s: &Solution) -> String {
-    let mut text = format!("{} [{}]", s.title, s.id);
-    if let Some(url) = &s.url {
-        let _ = write!(text, "\n{url}");
-    }
-    if !s.tags.is_empty() {
-        let _ = write!(text, "\n#{}", s.tags.join(" #"));
-    }
-    if let Some(summary) = &s.summary {
-        let _ = write!(text, "\n{summary}");
-    }
-    let _ = write!(text, "\nsaved {}", s.created_at);
-    if s.updated_at != s.created_at {
-        let _ = write!(text, ", updated {}", s.updated_at);
-    }
-    let _ = write!(text, "\n\n{}", s.text);
-    text
-}
-
 impl DevlensServer {
     fn kb(&self) -> Result<Arc<KnowledgeBase>, KbError> {
         self.services().knowledge_base()
@@ -323,7 +304,7 @@ impl DevlensServer {
     )]
     async fn get_solution(&self, Parameters(args): Parameters<IdArgs>) -> CallToolResult {
         match self.kb().and_then(|kb| kb.get(&args.id)) {
-            Ok(solution) => structured(solution_text(&solution), &solution),
+            Ok(solution) => structured(solution.to_text(), &solution),
             Err(e) => failure(e),
         }
     }
