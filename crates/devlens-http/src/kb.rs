@@ -72,6 +72,7 @@ impl From<KbError> for KbFailure {
             KbError::UnknownSolution { .. } => StatusCode::NOT_FOUND,
             KbError::InvalidInput(_) | KbError::Import { .. } => StatusCode::BAD_REQUEST,
             KbError::Embed(inner) if inner.is_unavailable() => StatusCode::SERVICE_UNAVAILABLE,
+            KbError::EmbedderUnavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
             KbError::Llm(_) => StatusCode::BAD_GATEWAY,
             _ => StatusCode::INTERNAL_SERVER_ERROR,
         };

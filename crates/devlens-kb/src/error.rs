@@ -33,6 +33,10 @@ pub enum KbError {
     )]
     Store { path: PathBuf, message: String },
 
+    /// No embedder (no model, no key): the reason, as the embedder gave it.
+    #[error("cannot embed: {0}")]
+    EmbedderUnavailable(String),
+
     #[error("embedding failed: {0}")]
     Embed(#[from] devlens_embed::EmbedError),
 

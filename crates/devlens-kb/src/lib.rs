@@ -943,7 +943,7 @@ impl KnowledgeBase {
         let embedder = self
             .embedder()
             .await
-            .map_err(|reason| KbError::InvalidInput(format!("cannot embed: {reason}")))?;
+            .map_err(KbError::EmbedderUnavailable)?;
         let model = embedder.model().to_string();
         let counts = blocking(|| self.store.counts(Some(&model)))?;
         let total = counts.solutions - counts.embedded;

@@ -243,7 +243,8 @@ pub struct ServeArgs {
     /// Serve HTTP on this address instead of stdio: MCP at /mcp, REST under /api/
     #[arg(long, value_name = "ADDR", num_args = 0..=1, default_missing_value = "127.0.0.1:7878")]
     pub http: Option<String>,
-    /// The tool families to offer, comma-separated: api, browser, debugger, docs [default: all]
+    /// The tool families to offer, comma-separated: api, browser, debugger, docs, kb [default:
+    /// all]
     #[arg(long, env = "DEVLENS_TOOLS", value_name = "FAMILIES", value_parser = parse_families)]
     pub tools: Option<devlens_mcp::ToolFamilies>,
     /// List only the tools the browser's state allows (not connected, connected, debugging,
