@@ -301,6 +301,25 @@ impl KnowledgeBase {
         Self::open_at(&store_path(&config.data_dir), config)
     }
 
+    /// The knowledge base of `config`'s data dir, opened once per process and shared by every
+    /// caller (MCP tools, REST), so they share one vector cache and one embedder. A failure is
+    /// not remembered: the next call tries again, so fixing the cause needs no restart.
+    pub fn shared(config: &Config) -> Result<Arc<Self>, KbError> {
+        type Opened = Mutex<std::collections::HashMap<PathBuf, Arc<KnowledgeBase>>>;
+        static OPENED: std::sync::OnceLock<Opened> = std::sync::OnceLock::new();
+        let path = store_path(&config.data_dir);
+        let mut opened = OPENED
+            .get_or_init(Default::default)
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        if let Some(kb) = opened.get(&path) {
+            return Ok(Arc::clone(kb));
+        }
+        let kb = Arc::new(Self::open_at(&path, config)?);
+        opened.insert(path, Arc::clone(&kb));
+        Ok(kb)
+    }
+
     /// Opens the knowledge base in the file `path` with `config`'s settings.
     pub fn open_at(path: &Path, config: &Config) -> Result<Self, KbError> {
         let mut embedding = config.file.embedding.clone();

@@ -6,10 +6,8 @@
 //! opened on first use and shared per data dir by [`Services::knowledge_base`], so the MCP
 //! sessions and the REST API use one SQLite connection, one loaded model and one vector cache.
 
-use std::collections::HashMap;
 use std::fmt::Write as _;
-use std::path::PathBuf;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::Arc;
 
 use rmcp::{
     handler::server::{tool::schema_for_output, wrapper::Parameters},
@@ -31,22 +29,9 @@ use crate::{
 
 impl Services {
     /// The knowledge base of the configured data dir, opened on first use (creating
-    /// `<data dir>/kb/kb.sqlite`) and shared by every caller in this process. A failure is not
-    /// remembered: the next call tries again, so fixing the cause needs no restart.
+    /// `<data dir>/kb/kb.sqlite`) and shared by every caller in this process.
     pub fn knowledge_base(&self) -> Result<Arc<KnowledgeBase>, KbError> {
-        static OPENED: OnceLock<Mutex<HashMap<PathBuf, Arc<KnowledgeBase>>>> = OnceLock::new();
-        let config = self.api.config();
-        let path = devlens_kb::store_path(&config.data_dir);
-        let mut opened = OPENED
-            .get_or_init(Default::default)
-            .lock()
-            .unwrap_or_else(|p| p.into_inner());
-        if let Some(kb) = opened.get(&path) {
-            return Ok(Arc::clone(kb));
-        }
-        let kb = Arc::new(KnowledgeBase::open_at(&path, config)?);
-        opened.insert(path, Arc::clone(&kb));
-        Ok(kb)
+        KnowledgeBase::shared(self.api.config())
     }
 }
 
