@@ -20,6 +20,10 @@ struct RedisServer {
 
 impl RedisServer {
     fn start() -> Option<Self> {
+        Self::start_with(&[])
+    }
+
+    fn start_with(extra: &[&str]) -> Option<Self> {
         let port = std::net::TcpListener::bind("127.0.0.1:0")
             .ok()?
             .local_addr()
@@ -28,6 +32,7 @@ impl RedisServer {
         let spawned = Command::new("redis-server")
             .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
             .args(["--save", "", "--appendonly", "no"])
+            .args(extra)
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn();
@@ -177,4 +182,27 @@ fn servers_share_answers_until_the_docs_change_and_survive_redis_going_away() {
         b.metrics_text()
             .contains("devlens_docs_cache_redis_errors_total")
     );
+}
+
+#[test]
+fn a_password_and_a_database_from_the_url_are_used() {
+    let Some(redis) = RedisServer::start_with(&["--requirepass", "s3cret"]) else {
+        return;
+    };
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let url = |auth: &str| format!("redis://{auth}127.0.0.1:{}/5", redis.port);
+    let good = Docs::with_embedder(&dir.path().join("a.sqlite"), None)
+        .unwrap()
+        .with_redis(&url(":s3cret@"))
+        .unwrap();
+    assert!(rt.block_on(good.redis().unwrap().ping()));
+    // A wrong password is a cache that is not there, not a failing query.
+    let wrong = Docs::with_embedder(&dir.path().join("b.sqlite"), None)
+        .unwrap()
+        .with_redis(&url(":nope@"))
+        .unwrap();
+    let cache = wrong.redis().unwrap();
+    assert!(!rt.block_on(cache.ping()));
+    assert_eq!(cache.stats.errors.load(Relaxed), 1);
 }
