@@ -563,7 +563,10 @@ impl KnowledgeBase {
             return Ok(cache.clone());
         }
         let loaded = self.store.vectors(embedder.model(), dims)?;
-        let cache = Arc::new(VectorCache::new(generation, embedder.model(), dims, loaded));
+        let mut cache = VectorCache::new(generation, embedder.model(), dims, loaded);
+        // Counted with the vectors, at the same generation: searches need not count again.
+        cache.total = self.store.counts(None)?.solutions;
+        let cache = Arc::new(cache);
         *slot = Some(cache.clone());
         Ok(cache)
     }
@@ -598,8 +601,7 @@ impl KnowledgeBase {
                 )),
                 Ok(embedder) => {
                     let cache = blocking(|| self.vector_cache(embedder.as_ref()))?;
-                    let counts = blocking(|| self.store.counts(Some(embedder.model())))?;
-                    if counts.solutions == 0 {
+                    if cache.total == 0 {
                         return Ok(self.empty_result(query, asked));
                     }
                     if cache.solutions() == 0 {
@@ -613,12 +615,12 @@ impl KnowledgeBase {
                             Ok(q) => {
                                 let threshold =
                                     self.threshold(options.similarity_threshold, embedder.model())?;
-                                if counts.embedded < counts.solutions {
+                                if cache.solutions() < cache.total {
                                     notes.push(format!(
                                         "{} of {} solutions have no current embedding and are found \
                                          by keyword only: run `devlens kb reembed`",
-                                        counts.solutions - counts.embedded,
-                                        counts.solutions
+                                        cache.total - cache.solutions(),
+                                        cache.total
                                     ));
                                 }
                                 let ranked = cache.rank(&q);

@@ -135,6 +135,8 @@ pub(crate) struct VectorCache {
     pub generation: i64,
     pub model: String,
     pub dims: usize,
+    /// Solutions in the store, with vectors or without.
+    pub total: usize,
     /// Solution ids; `owner[row]` indexes into it.
     pub ids: Vec<String>,
     pub owner: Vec<u32>,
