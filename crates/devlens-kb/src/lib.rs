@@ -623,7 +623,9 @@ impl KnowledgeBase {
                                         cache.total
                                     ));
                                 }
-                                let ranked = cache.rank(&q);
+                                // Enough for the results, for hybrid fusion and for the eval's
+                                // threshold sweep.
+                                let ranked = cache.rank(&q, top_k.max(search::FUSION_DEPTH));
                                 semantic = Some((cache, ranked, threshold));
                             }
                             Err(e) if e.is_unavailable() => notes.push(format!(

@@ -171,37 +171,43 @@ impl VectorCache {
         self.ids.len()
     }
 
-    /// Every solution with its best chunk's similarity to `query` (and that chunk's range), best
-    /// first.
-    pub fn rank(&self, query: &[f32]) -> Vec<SemanticMatch> {
-        if query.len() != self.dims || self.dims == 0 {
+    /// The `limit` solutions most similar to `query` (a solution scoring as its best chunk),
+    /// best first, with that chunk's range.
+    pub fn rank(&self, query: &[f32], limit: usize) -> Vec<SemanticMatch> {
+        if query.len() != self.dims || self.dims == 0 || limit == 0 {
             return Vec::new();
         }
-        let mut best: Vec<Option<(f32, usize)>> = vec![None; self.ids.len()];
+        // Best score and row per solution, in two flat arrays: one pass, no allocation per row.
+        let mut best_score = vec![f32::NEG_INFINITY; self.ids.len()];
+        let mut best_row = vec![0u32; self.ids.len()];
         for (row, vector) in self.data.chunks_exact(self.dims).enumerate() {
             let score = devlens_search::vector::dot(vector, query);
-            let slot = &mut best[self.owner[row] as usize];
-            if slot.is_none_or(|(s, _)| score > s) {
-                *slot = Some((score, row));
+            let slot = self.owner[row] as usize;
+            if score > best_score[slot] {
+                best_score[slot] = score;
+                best_row[slot] = row as u32;
             }
         }
-        let mut matches: Vec<SemanticMatch> = best
+        let mut order: Vec<u32> = (0..self.ids.len() as u32).collect();
+        let by_score = |a: &u32, b: &u32| {
+            best_score[*b as usize]
+                .total_cmp(&best_score[*a as usize])
+                .then(a.cmp(b))
+        };
+        // Only the first `limit` need sorting: select them, then order those.
+        if order.len() > limit {
+            order.select_nth_unstable_by(limit - 1, by_score);
+            order.truncate(limit);
+        }
+        order.sort_unstable_by(by_score);
+        order
             .into_iter()
-            .enumerate()
-            .filter_map(|(solution, b)| {
-                b.map(|(score, row)| SemanticMatch {
-                    solution: solution as u32,
-                    score,
-                    chunk: self.ranges[row].clone(),
-                })
+            .map(|solution| SemanticMatch {
+                solution,
+                score: best_score[solution as usize],
+                chunk: self.ranges[best_row[solution as usize] as usize].clone(),
             })
-            .collect();
-        matches.sort_by(|a, b| {
-            b.score
-                .total_cmp(&a.score)
-                .then(a.solution.cmp(&b.solution))
-        });
-        matches
+            .collect()
     }
 }
 
@@ -403,11 +409,12 @@ mod tests {
             data: vec![1.0, 0.0, 0.0, 1.0, 0.6, 0.8],
         };
         let cache = VectorCache::new(1, "m", 2, loaded);
-        let ranked = cache.rank(&[0.0, 1.0]);
+        let ranked = cache.rank(&[0.0, 1.0], 10);
         assert_eq!(ranked[0].solution, 0);
         assert_eq!(ranked[0].chunk, 5..9);
         assert!((ranked[1].score - 0.8).abs() < 1e-6);
-        assert!(cache.rank(&[1.0]).is_empty());
+        assert!(cache.rank(&[1.0], 10).is_empty());
+        assert_eq!(cache.rank(&[0.0, 1.0], 1).len(), 1);
     }
 
     #[test]
