@@ -40,6 +40,7 @@ use serde::Serialize;
 
 use devlens_core::{Config, DataDir, EmbeddingSettings};
 use devlens_embed::{Embedder, embedder_from_settings};
+use devlens_search::sqlite::blocking;
 
 pub use chunk::ChunkKind;
 pub use error::DocsError;
@@ -248,19 +249,6 @@ impl std::fmt::Debug for Docs {
         f.debug_struct("Docs")
             .field("registry", &self.registry.path())
             .finish()
-    }
-}
-
-/// Runs CPU or disk work from async code: on a multi-threaded runtime the worker hands its other
-/// tasks over first (`block_in_place`); elsewhere (a current-thread runtime, no runtime) it just
-/// runs, as `block_in_place` would panic there.
-fn blocking<T>(work: impl FnOnce() -> T) -> T {
-    let multi_thread = tokio::runtime::Handle::try_current()
-        .is_ok_and(|h| h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread);
-    if multi_thread {
-        tokio::task::block_in_place(work)
-    } else {
-        work()
     }
 }
 

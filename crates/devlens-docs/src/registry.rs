@@ -169,18 +169,7 @@ impl Registry {
             path: path.to_path_buf(),
             message: e.to_string(),
         };
-        if let Some(parent) = path.parent() {
-            std::fs::create_dir_all(parent).map_err(|e| err(&e))?;
-        }
-        let conn = Connection::open(path).map_err(|e| err(&e))?;
-        conn.busy_timeout(std::time::Duration::from_secs(10))
-            .map_err(|e| err(&e))?;
-        // WAL: a long ingest does not block readers (a server answering queries meanwhile).
-        conn.pragma_update(None, "journal_mode", "WAL")
-            .map_err(|e| err(&e))?;
-        conn.pragma_update(None, "foreign_keys", "ON")
-            .map_err(|e| err(&e))?;
-        conn.execute_batch(SCHEMA).map_err(|e| err(&e))?;
+        let conn = devlens_search::sqlite::open(path, SCHEMA).map_err(|e| err(&e))?;
         // Registries written before the shared cache have no fingerprint column.
         if conn
             .prepare("SELECT fingerprint FROM versions LIMIT 0")

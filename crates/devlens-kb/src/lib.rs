@@ -30,6 +30,7 @@ use serde::Serialize;
 
 use devlens_core::{Config, DataDir, EmbeddingSettings, KbSettings, LlmSettings};
 use devlens_embed::{Embedder, embedder_from_settings};
+use devlens_search::sqlite::blocking;
 
 pub use answer::{Context, Source};
 pub use error::KbError;
@@ -76,17 +77,6 @@ impl std::fmt::Debug for KnowledgeBase {
         f.debug_struct("KnowledgeBase")
             .field("store", &self.store.path())
             .finish()
-    }
-}
-
-/// Runs SQLite or CPU work from async code without stalling the runtime's other tasks.
-fn blocking<T>(work: impl FnOnce() -> T) -> T {
-    let multi_thread = tokio::runtime::Handle::try_current()
-        .is_ok_and(|h| h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread);
-    if multi_thread {
-        tokio::task::block_in_place(work)
-    } else {
-        work()
     }
 }
 

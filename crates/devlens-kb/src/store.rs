@@ -141,22 +141,11 @@ fn vector_blob(v: &[f32]) -> Vec<u8> {
 
 impl Store {
     pub fn open(path: &Path) -> Result<Self, KbError> {
-        let err = |e: &dyn std::fmt::Display| KbError::Store {
-            path: path.to_path_buf(),
-            message: e.to_string(),
-        };
-        if let Some(parent) = path.parent() {
-            std::fs::create_dir_all(parent).map_err(|e| err(&e))?;
-        }
-        let conn = Connection::open(path).map_err(|e| err(&e))?;
-        conn.busy_timeout(std::time::Duration::from_secs(10))
-            .map_err(|e| err(&e))?;
-        // WAL: a CLI reembed does not block a server answering searches meanwhile.
-        conn.pragma_update(None, "journal_mode", "WAL")
-            .map_err(|e| err(&e))?;
-        conn.pragma_update(None, "foreign_keys", "ON")
-            .map_err(|e| err(&e))?;
-        conn.execute_batch(SCHEMA).map_err(|e| err(&e))?;
+        let conn =
+            devlens_search::sqlite::open(path, SCHEMA).map_err(|message| KbError::Store {
+                path: path.to_path_buf(),
+                message,
+            })?;
         Ok(Self {
             path: path.to_path_buf(),
             conn: Mutex::new(conn),

@@ -9,6 +9,7 @@
 pub mod fusion;
 pub mod golden;
 pub mod keyword;
+pub mod sqlite;
 pub mod store;
 pub mod text;
 pub mod tokens;
