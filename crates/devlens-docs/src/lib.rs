@@ -38,8 +38,8 @@ use std::time::Instant;
 
 use serde::Serialize;
 
-use devlens_core::{Config, DataDir, EmbeddingSettings};
-use devlens_embed::{Embedder, embedder_from_settings};
+use devlens_core::{Config, DataDir};
+use devlens_embed::{Embedder, LazyEmbedder};
 use devlens_search::sqlite::blocking;
 
 pub use chunk::ChunkKind;
@@ -171,10 +171,6 @@ pub fn validate_id(id: &str) -> Result<String, DocsError> {
     }
 }
 
-/// The embedder, loaded on first use; a failure is remembered as the reason for keyword-only
-/// answers rather than retried on every query.
-type EmbedderSlot = tokio::sync::Mutex<Option<Result<Arc<dyn Embedder>, String>>>;
-
 /// How many answers the in-process cache keeps (the least recently used go first).
 pub const CACHE_CAPACITY: usize = 1024;
 
@@ -186,9 +182,7 @@ type CacheKey = (QueryRequest, i64);
 /// The library docs: registry, loaded search indexes, the embedder and the answer cache.
 pub struct Docs {
     registry: Arc<Registry>,
-    settings: EmbeddingSettings,
-    data_dir: DataDir,
-    embedder: EmbedderSlot,
+    embedder: LazyEmbedder,
     indexes: Mutex<HashMap<(String, String), Arc<VersionIndex>>>,
     cache: Mutex<lru::LruCache<CacheKey, Arc<QueryDocsOutput>>>,
     /// The shared second tier, when a Redis URL is configured.
@@ -267,9 +261,7 @@ impl Docs {
         let registry = Registry::open(&registry_path(&config.data_dir))?;
         Ok(Self {
             registry: Arc::new(registry),
-            settings: config.file.embedding.clone(),
-            data_dir: config.data_dir.clone(),
-            embedder: tokio::sync::Mutex::new(None),
+            embedder: LazyEmbedder::new(config.file.embedding.clone(), config.data_dir.clone()),
             indexes: Mutex::new(HashMap::new()),
             cache: new_cache(),
             redis,
@@ -303,14 +295,11 @@ impl Docs {
         embedder: Option<Arc<dyn Embedder>>,
     ) -> Result<Self, DocsError> {
         let registry = Registry::open(registry_file)?;
-        let data_dir = DataDir::at(registry_file.parent().unwrap_or(Path::new(".")));
         Ok(Self {
             registry: Arc::new(registry),
-            settings: EmbeddingSettings::default(),
-            data_dir,
-            embedder: tokio::sync::Mutex::new(Some(
+            embedder: LazyEmbedder::ready(
                 embedder.ok_or_else(|| "no embedding model was given".to_string()),
-            )),
+            ),
             indexes: Mutex::new(HashMap::new()),
             cache: new_cache(),
             redis: None,
@@ -337,20 +326,7 @@ impl Docs {
 
     /// The embedder, or why there is none.
     pub async fn embedder(&self) -> Result<Arc<dyn Embedder>, String> {
-        let mut slot = self.embedder.lock().await;
-        if let Some(result) = slot.as_ref() {
-            return result.clone();
-        }
-        let settings = self.settings.clone();
-        let data_dir = self.data_dir.clone();
-        // Loading the local model reads ~90 MB: off the async threads.
-        let result =
-            tokio::task::spawn_blocking(move || embedder_from_settings(&settings, &data_dir))
-                .await
-                .map_err(|e| format!("model loading was cancelled: {e}"))
-                .and_then(|r| r.map_err(|e| e.to_string()));
-        *slot = Some(result.clone());
-        result
+        self.embedder.get().await
     }
 
     /// Every library, by id.

@@ -35,6 +35,7 @@ mod bert;
 mod cache;
 mod error;
 mod gemini;
+mod lazy;
 mod local;
 mod ollama;
 mod openai;
@@ -45,6 +46,7 @@ mod retry;
 pub use cache::CachedEmbedder;
 pub use error::EmbedError;
 pub use gemini::{DEFAULT_GEMINI_BASE_URL, DEFAULT_GEMINI_MODEL, Gemini, GeminiConfig};
+pub use lazy::LazyEmbedder;
 pub use local::{
     DEFAULT_LOCAL_MODEL, LocalBert, install_from_folder, install_local_model,
     install_local_model_from, resolve_model_dir, resolve_model_dir_with_env,

@@ -28,8 +28,8 @@ use std::time::Instant;
 
 use serde::Serialize;
 
-use devlens_core::{Config, DataDir, EmbeddingSettings, KbSettings, LlmSettings};
-use devlens_embed::{Embedder, embedder_from_settings};
+use devlens_core::{Config, DataDir, KbSettings, LlmSettings};
+use devlens_embed::{Embedder, LazyEmbedder};
 use devlens_search::sqlite::blocking;
 
 pub use answer::{Context, Source};
@@ -57,18 +57,12 @@ pub const EXCERPT_CHARS: usize = 240;
 /// interruption.
 pub const REEMBED_BATCH: usize = 32;
 
-/// The embedder, loaded on first use; a failure is remembered as the reason for keyword-only
-/// results rather than retried on every call.
-type EmbedderSlot = tokio::sync::Mutex<Option<Result<Arc<dyn Embedder>, String>>>;
-
 /// The knowledge base: the store, the embedder, the vectors in memory and the settings.
 pub struct KnowledgeBase {
     store: Store,
     settings: KbSettings,
     llm: LlmSettings,
-    embedding: EmbeddingSettings,
-    data_dir: DataDir,
-    embedder: EmbedderSlot,
+    embedder: LazyEmbedder,
     vectors: Mutex<Option<Arc<VectorCache>>>,
 }
 
@@ -320,9 +314,7 @@ impl KnowledgeBase {
             store: Store::open(path)?,
             settings: config.file.kb.clone(),
             llm: config.file.llm.clone(),
-            embedding,
-            data_dir: config.data_dir.clone(),
-            embedder: tokio::sync::Mutex::new(None),
+            embedder: LazyEmbedder::new(embedding, config.data_dir.clone()),
             vectors: Mutex::new(None),
         })
     }
@@ -331,7 +323,7 @@ impl KnowledgeBase {
     /// hosts that already loaded a model.
     pub fn with_embedder(self, embedder: Result<Arc<dyn Embedder>, String>) -> Self {
         Self {
-            embedder: tokio::sync::Mutex::new(Some(embedder)),
+            embedder: LazyEmbedder::ready(embedder),
             ..self
         }
     }
@@ -347,20 +339,7 @@ impl KnowledgeBase {
 
     /// The embedder, loaded on first use, or why there is none.
     pub async fn embedder(&self) -> Result<Arc<dyn Embedder>, String> {
-        let mut slot = self.embedder.lock().await;
-        if let Some(result) = slot.as_ref() {
-            return result.clone();
-        }
-        let settings = self.embedding.clone();
-        let data_dir = self.data_dir.clone();
-        // Loading the local model reads ~90 MB: off the async threads.
-        let result =
-            tokio::task::spawn_blocking(move || embedder_from_settings(&settings, &data_dir))
-                .await
-                .map_err(|e| format!("model loading was cancelled: {e}"))
-                .and_then(|r| r.map_err(|e| e.to_string()));
-        *slot = Some(result.clone());
-        result
+        self.embedder.get().await
     }
 
     /// Chunks and embeds solutions; `Err` carries the reason embeddings are unavailable.
@@ -931,13 +910,7 @@ impl KnowledgeBase {
     /// The model name of the loaded embedder, if it is loaded (without loading it).
     fn embedding_model_hint(&self) -> Option<String> {
         self.embedder
-            .try_lock()
-            .ok()
-            .and_then(|slot| {
-                slot.as_ref()
-                    .and_then(|r| r.as_ref().ok())
-                    .map(|e| e.model().to_string())
-            })
+            .loaded_model()
             .or_else(|| {
                 let c = self.vectors.lock().ok()?;
                 c.as_ref().map(|c| c.model.clone())
