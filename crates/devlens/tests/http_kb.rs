@@ -4,11 +4,10 @@
 
 mod common;
 
-use std::{path::Path, process::Stdio, time::Duration};
+use std::path::Path;
 
 use reqwest::{Client, StatusCode};
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt, BufReader};
 
 /// A running `devlens serve --http` and its base URL; killed when dropped.
 struct Server {
@@ -17,33 +16,15 @@ struct Server {
 }
 
 async fn serve(data_dir: &Path, model_dir: &Path) -> Server {
-    let mut child = tokio::process::Command::new(assert_cmd::cargo::cargo_bin("devlens"))
-        .env("DEVLENS_DATA_DIR", data_dir)
+    let mut cmd = tokio::process::Command::new(assert_cmd::cargo::cargo_bin("devlens"));
+    cmd.env("DEVLENS_DATA_DIR", data_dir)
         .env("DEVLENS_MODEL_DIR", model_dir)
         .env("HF_HOME", data_dir.join("hf"))
         .env("HF_HUB_CACHE", data_dir.join("hf/hub"))
         .env_remove("EMBEDDING_PROVIDER")
         .env_remove("DEVLENS_CONFIG")
-        .env("NO_COLOR", "1")
-        .current_dir(data_dir)
-        .args(["serve", "--http", "127.0.0.1:0"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("spawn devlens serve --http");
-    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-    let base = tokio::time::timeout(Duration::from_secs(60), async {
-        while let Some(line) = lines.next_line().await.expect("read stderr") {
-            if let Some(rest) = line.split("MCP on ").nth(1) {
-                return rest.trim().trim_end_matches("/mcp").to_string();
-            }
-        }
-        panic!("server exited without announcing its address");
-    })
-    .await
-    .expect("server announced its address");
-    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+        .current_dir(data_dir);
+    let (child, base) = common::serve_http(cmd).await;
     Server {
         _child: child,
         base,

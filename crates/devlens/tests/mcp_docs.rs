@@ -4,7 +4,7 @@
 
 mod common;
 
-use std::{path::Path, process::Stdio, time::Duration};
+use std::path::Path;
 
 use rmcp::{
     ServiceExt,
@@ -13,7 +13,6 @@ use rmcp::{
     transport::{ConfigureCommandExt, TokioChildProcess},
 };
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt, BufReader};
 
 use common::{devlens, without_model};
 
@@ -165,26 +164,7 @@ async fn resolve_and_query_over_stdio() {
 #[tokio::test]
 async fn rest_endpoints_answer_the_same() {
     let dir = data_dir_with_widgets();
-    let mut child = server_command(dir.path())
-        .args(["serve", "--http", "127.0.0.1:0"])
-        .env("NO_COLOR", "1")
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("spawn devlens serve --http");
-    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-    let base = tokio::time::timeout(Duration::from_secs(30), async {
-        while let Some(line) = lines.next_line().await.expect("read stderr") {
-            if let Some(rest) = line.split("MCP on ").nth(1) {
-                return rest.trim().trim_end_matches("/mcp").to_string();
-            }
-        }
-        panic!("server exited without announcing its address");
-    })
-    .await
-    .expect("server announced its address in time");
-    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+    let (mut child, base) = common::serve_http(server_command(dir.path())).await;
 
     let http = reqwest::Client::new();
     let list: Value = http

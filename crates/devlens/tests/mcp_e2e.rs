@@ -3,8 +3,6 @@
 
 mod common;
 
-use std::{process::Stdio, time::Duration};
-
 use rmcp::{
     ServiceExt,
     model::{CallToolRequestParams, CallToolResult, Tool},
@@ -12,7 +10,6 @@ use rmcp::{
     transport::{ConfigureCommandExt, StreamableHttpClientTransport, TokioChildProcess},
 };
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt, BufReader};
 
 use common::data_dir_with_petstore;
 
@@ -203,32 +200,12 @@ async fn every_tool_over_stdio() {
 /// Starts `devlens serve --http 127.0.0.1:0` and reads the address it announces on stderr.
 async fn spawn_http_server(data_dir: &std::path::Path) -> (tokio::process::Child, String) {
     let bin = assert_cmd::cargo::cargo_bin("devlens");
-    let mut child = tokio::process::Command::new(bin)
-        .args(["serve", "--http", "127.0.0.1:0"])
-        .env("DEVLENS_DATA_DIR", data_dir)
+    let mut cmd = tokio::process::Command::new(bin);
+    cmd.env("DEVLENS_DATA_DIR", data_dir)
         .env_remove("DEVLENS_PROJECT")
         .env_remove("PROJECT_NAME")
-        .env("NO_COLOR", "1")
-        .current_dir(data_dir)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("spawn devlens serve --http");
-    let stderr = child.stderr.take().expect("stderr");
-    let mut lines = BufReader::new(stderr).lines();
-    let base = tokio::time::timeout(Duration::from_secs(30), async {
-        while let Some(line) = lines.next_line().await.expect("read stderr") {
-            if let Some(rest) = line.split("MCP on ").nth(1) {
-                return rest.trim().trim_end_matches("/mcp").to_string();
-            }
-        }
-        panic!("server exited without announcing its address");
-    })
-    .await
-    .expect("server announced its address in time");
-    // Keep draining stderr so the server never blocks on a full pipe.
-    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+        .current_dir(data_dir);
+    let (child, base) = common::serve_http(cmd).await;
     (child, base)
 }
 

@@ -92,3 +92,31 @@ pub async fn serve_router(router: axum::Router) -> String {
     });
     format!("http://{addr}")
 }
+
+/// Runs `cmd` with `serve --http 127.0.0.1:0` added, waits for the address it announces on
+/// stderr, and returns the child (killed when dropped) and the base URL (without `/mcp`).
+pub async fn serve_http(mut cmd: tokio::process::Command) -> (tokio::process::Child, String) {
+    use tokio::io::{AsyncBufReadExt, BufReader};
+    let mut child = cmd
+        .args(["serve", "--http", "127.0.0.1:0"])
+        .env("NO_COLOR", "1")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("spawn devlens serve --http");
+    let mut lines = BufReader::new(child.stderr.take().expect("stderr")).lines();
+    let base = tokio::time::timeout(std::time::Duration::from_secs(60), async {
+        while let Some(line) = lines.next_line().await.expect("read stderr") {
+            if let Some(rest) = line.split("MCP on ").nth(1) {
+                return rest.trim().trim_end_matches("/mcp").to_string();
+            }
+        }
+        panic!("server exited without announcing its address");
+    })
+    .await
+    .expect("server announced its address in time");
+    // Keep draining stderr so the server never blocks on a full pipe.
+    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+    (child, base)
+}
