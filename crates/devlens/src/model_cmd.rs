@@ -15,6 +15,8 @@ use crate::output::print;
 #[serde(rename_all = "camelCase")]
 struct ModelReport {
     model: String,
+    /// The data directory (`onnxruntime/` there holds the runtime `scripts/run` installs).
+    data_dir: String,
     installed: bool,
     dir: Option<String>,
     dims: Option<usize>,
@@ -50,6 +52,7 @@ fn check(dir: &std::path::Path, config: &Config) -> ModelReport {
     match loaded {
         Ok(model) => ModelReport {
             model: DEFAULT_LOCAL_MODEL.to_string(),
+            data_dir: config.data_dir.root().display().to_string(),
             installed: true,
             dir: Some(dir.display().to_string()),
             dims: Some(model.dims()),
@@ -58,6 +61,7 @@ fn check(dir: &std::path::Path, config: &Config) -> ModelReport {
         },
         Err(e) => ModelReport {
             model: DEFAULT_LOCAL_MODEL.to_string(),
+            data_dir: config.data_dir.root().display().to_string(),
             installed: false,
             dir: Some(dir.display().to_string()),
             dims: None,
@@ -85,6 +89,7 @@ pub async fn run(config: Config, command: ModelCommand) -> anyhow::Result<()> {
                 Ok(dir) => check(dir.as_path(), &config),
                 Err(e) => ModelReport {
                     model: DEFAULT_LOCAL_MODEL.to_string(),
+                    data_dir: config.data_dir.root().display().to_string(),
                     installed: false,
                     dir: None,
                     dims: None,
