@@ -42,6 +42,8 @@ pub struct BenchReport {
 #[serde(rename_all = "camelCase")]
 pub struct SemanticBench {
     pub model: String,
+    /// The local model's engine: `candle` or `onnx (<file>)`.
+    pub engine: String,
     pub model_load_ms: f64,
     /// Embedding every operation from scratch.
     pub index_build_ms: f64,
@@ -77,11 +79,12 @@ impl BenchReport {
             .as_ref()
             .map(|s| {
                 format!(
-                    "\nmodel load {:.0} ms ({})\n\
+                    "\nmodel load {:.0} ms ({}, engine {})\n\
                      semantic index build {:.1} s ({:.0} texts/s); unchanged re-index {:.0} ms\n\
                      hybrid query (embed + rank) p50 {:.1} ms, p95 {:.1} ms over {} queries",
                     s.model_load_ms,
                     s.model,
+                    s.engine,
                     s.index_build_ms / 1e3,
                     s.texts_per_sec,
                     s.reindex_unchanged_ms,
@@ -246,6 +249,7 @@ async fn semantic_bench(
     }
     Ok(SemanticBench {
         model: model.model().to_string(),
+        engine: model.engine(),
         model_load_ms,
         index_build_ms,
         texts_per_sec: spec.operations().len() as f64 / (index_build_ms / 1e3),

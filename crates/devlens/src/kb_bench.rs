@@ -43,6 +43,8 @@ pub struct KbBenchArgs {
 #[serde(rename_all = "camelCase")]
 struct KbBenchReport {
     model: String,
+    /// The local model's engine: `candle` or `onnx (<file>)`.
+    engine: String,
     model_load_ms: f64,
     saves: SaveBench,
     corpus: CorpusBench,
@@ -87,10 +89,11 @@ struct ModeBench {
 impl KbBenchReport {
     fn to_text(&self) -> String {
         let mut out = format!(
-            "model {} (loaded in {:.0} ms)\n\
+            "model {} (engine {}, loaded in {:.0} ms)\n\
              save + embed: {} solutions (mean {} chars, {} chunks): p50 {:.1} ms, p95 {:.1} ms\n\
              knowledge base of {} solutions: import {:.0} ms, ",
             self.model,
+            self.engine,
             self.model_load_ms,
             self.saves.n,
             self.saves.mean_chars,
@@ -195,10 +198,10 @@ pub async fn run(config: Config, args: KbBenchArgs) -> anyhow::Result<()> {
 
     let started = Instant::now();
     // The model itself, without the query cache the server wraps it in: every query pays.
-    let model: Arc<dyn Embedder> = Arc::new(
-        LocalBert::from_settings(&config.file.embedding, &config.data_dir)
-            .context("the benchmark needs the local model (`devlens model install`)")?,
-    );
+    let local = LocalBert::from_settings(&config.file.embedding, &config.data_dir)
+        .context("the benchmark needs the local model (`devlens model install`)")?;
+    let engine = local.engine();
+    let model: Arc<dyn Embedder> = Arc::new(local);
     let model_load_ms = ms(started);
 
     let temporary = tempfile::tempdir().context("cannot create a temporary folder")?;
@@ -285,6 +288,7 @@ pub async fn run(config: Config, args: KbBenchArgs) -> anyhow::Result<()> {
     }
     let report = KbBenchReport {
         model: model.model().to_string(),
+        engine,
         model_load_ms,
         saves,
         corpus: CorpusBench {
