@@ -1,5 +1,7 @@
 //! The local embedder: a sentence-transformers BERT model (all-MiniLM-L6-v2 by default) run on
-//! the CPU with candle, from a Hugging Face model folder — no network at run time.
+//! the CPU from a Hugging Face model folder — no network at run time — on one of two engines:
+//! ONNX Runtime (`onnx.rs`, loaded at run time, an ONNX export in `<model dir>/onnx/`) when it is
+//! there and `[embedding] local_engine` allows, else candle (pure Rust, always there).
 //!
 //! Output matches sentence-transformers: tokenise with the model's `tokenizer.json`, truncate to
 //! the model's `max_seq_length` (256 for all-MiniLM-L6-v2 — its `tokenizer.json` says 128 and
@@ -11,7 +13,8 @@
 //! original order is restored afterwards. Forward passes run in `spawn_blocking` so the async
 //! runtime keeps serving while a batch computes.
 //!
-//! Threads: every forward pass runs on one thread, inside a one-thread rayon pool, so candle's
+//! Threads (candle; ONNX Runtime mirrors it with one-thread sessions, see `onnx.rs`): every
+//! forward pass runs on one thread, inside a one-thread rayon pool, so candle's
 //! matrix multiplies (gemm, which splits its work over the *current* rayon pool) stay on it.
 //! Bulk work runs one batch per core side by side: everything parallelises, element-wise passes
 //! included (candle runs those on one thread), and nothing waits on a fork-join per matrix
