@@ -452,6 +452,31 @@ impl Runner {
         });
     }
 
+    /// A batch's token ids, token type ids and attention mask, each row padded to the longest:
+    /// `(rows, length, ids, type ids, mask)`, row-major.
+    #[allow(clippy::type_complexity)]
+    fn padded<T: From<u32> + Copy>(
+        &self,
+        batch: &[Encoding],
+    ) -> (usize, usize, Vec<T>, Vec<T>, Vec<T>) {
+        let n = batch.len();
+        let len = batch.iter().map(Encoding::len).max().unwrap_or(0).max(1);
+        let mut ids = Vec::with_capacity(n * len);
+        let mut type_ids = Vec::with_capacity(n * len);
+        let mut mask = Vec::with_capacity(n * len);
+        let (pad_id, zero) = (T::from(self.pad_id), T::from(0));
+        for enc in batch {
+            let pad = len - enc.len();
+            ids.extend(enc.get_ids().iter().map(|&t| T::from(t)));
+            ids.extend(std::iter::repeat_n(pad_id, pad));
+            type_ids.extend(enc.get_type_ids().iter().map(|&t| T::from(t)));
+            type_ids.extend(std::iter::repeat_n(zero, pad));
+            mask.extend(enc.get_attention_mask().iter().map(|&t| T::from(t)));
+            mask.extend(std::iter::repeat_n(zero, pad));
+        }
+        (n, len, ids, type_ids, mask)
+    }
+
     /// The ONNX Runtime forward pass, pooled here (the graph gives token vectors).
     fn forward_onnx(
         &self,
@@ -459,20 +484,7 @@ impl Runner {
         batch: &[Encoding],
         lane: Lane,
     ) -> Result<Vec<Vec<f32>>, String> {
-        let n = batch.len();
-        let len = batch.iter().map(Encoding::len).max().unwrap_or(0).max(1);
-        let mut ids = Vec::with_capacity(n * len);
-        let mut type_ids = Vec::with_capacity(n * len);
-        let mut mask = Vec::with_capacity(n * len);
-        for enc in batch {
-            let pad = len - enc.len();
-            ids.extend(enc.get_ids().iter().map(|&t| i64::from(t)));
-            ids.extend(std::iter::repeat_n(i64::from(self.pad_id), pad));
-            type_ids.extend(enc.get_type_ids().iter().map(|&t| i64::from(t)));
-            type_ids.extend(std::iter::repeat_n(0, pad));
-            mask.extend(enc.get_attention_mask().iter().map(|&t| i64::from(t)));
-            mask.extend(std::iter::repeat_n(0, pad));
-        }
+        let (n, len, ids, type_ids, mask) = self.padded::<i64>(batch);
         let inputs = Inputs {
             n,
             len,
@@ -514,20 +526,7 @@ impl Runner {
         bert: &Bert,
         batch: &[Encoding],
     ) -> candle_core::Result<Vec<Vec<f32>>> {
-        let n = batch.len();
-        let len = batch.iter().map(Encoding::len).max().unwrap_or(0).max(1);
-        let mut ids = Vec::with_capacity(n * len);
-        let mut type_ids = Vec::with_capacity(n * len);
-        let mut mask = Vec::with_capacity(n * len);
-        for enc in batch {
-            let pad = len - enc.len();
-            ids.extend_from_slice(enc.get_ids());
-            ids.extend(std::iter::repeat_n(self.pad_id, pad));
-            type_ids.extend_from_slice(enc.get_type_ids());
-            type_ids.extend(std::iter::repeat_n(0, pad));
-            mask.extend_from_slice(enc.get_attention_mask());
-            mask.extend(std::iter::repeat_n(0, pad));
-        }
+        let (n, len, ids, type_ids, mask) = self.padded::<u32>(batch);
         let ids = Tensor::from_vec(ids, (n, len), &self.device)?;
         let type_ids = Tensor::from_vec(type_ids, (n, len), &self.device)?;
         let mask = Tensor::from_vec(mask, (n, len), &self.device)?;

@@ -8,7 +8,7 @@ mod common;
 use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 
-use common::{assert_close, norm, test_model_dir};
+use common::{assert_close, missing_test_data, norm, test_model_dir};
 use devlens_core::{DataDir, EmbeddingSettings};
 use devlens_embed::{
     DEFAULT_LOCAL_MODEL, Embedder, EngineChoice, EngineOptions, LocalBert, dot,
@@ -30,17 +30,12 @@ fn setup() -> Option<(PathBuf, PathBuf)> {
     if complete {
         return Some((dir, library));
     }
-    let setup = format!(
+    missing_test_data(&format!(
         "ONNX Runtime ({}) or the model's ONNX exports ({}/onnx) are missing. Run \
          scripts/fetch-testdata",
         library.display(),
         dir.display()
-    );
-    let required = std::env::var_os("CI").is_some_and(|v| !v.is_empty() && v != "false")
-        || std::env::var("DEVLENS_REQUIRE_TESTDATA").as_deref() == Ok("1");
-    assert!(!required, "{setup}");
-    eprintln!("SKIPPED: {setup}");
-    None
+    ))
 }
 
 fn load(onnx_model: &str) -> Option<Arc<LocalBert>> {

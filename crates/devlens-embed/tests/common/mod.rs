@@ -26,16 +26,19 @@ pub fn test_model_dir() -> Option<PathBuf> {
     if complete {
         return Some(dir);
     }
-    let setup = format!(
+    missing_test_data(&format!(
         "the local model test data is missing at {}. Run scripts/fetch-testdata \
          (or point DEVLENS_MODEL_DIR at an all-MiniLM-L6-v2 folder)",
         dir.display()
-    );
+    ))
+}
+
+/// Absent test data: a failure under `CI` or `DEVLENS_REQUIRE_TESTDATA=1`, else a skip notice
+/// and `None`.
+pub fn missing_test_data<T>(setup: &str) -> Option<T> {
     let required = std::env::var_os("CI").is_some_and(|v| !v.is_empty() && v != "false")
         || std::env::var("DEVLENS_REQUIRE_TESTDATA").as_deref() == Ok("1");
-    if required {
-        panic!("{setup}");
-    }
+    assert!(!required, "{setup}");
     eprintln!("SKIPPED: {setup}");
     None
 }
