@@ -7,7 +7,7 @@ mod common;
 use std::path::Path;
 use std::sync::{Arc, Mutex, OnceLock};
 
-use common::{assert_close, norm, test_model_dir};
+use common::{assert_close, test_model_dir};
 use devlens_core::{DataDir, EmbeddingSettings};
 use devlens_embed::{
     DEFAULT_LOCAL_MODEL, Embedder, LocalBert, Provider, dot, embedder_from_settings_with_env,
@@ -79,26 +79,7 @@ async fn matches_the_reference_embeddings() {
 #[tokio::test]
 async fn vectors_are_unit_length_and_similar_questions_score_higher() {
     let Some(model) = model() else { return };
-    let query = model
-        .embed_query("How do I create an issue?")
-        .await
-        .unwrap();
-    let docs = model
-        .embed_documents(
-            &strings(&["Create an issue", "Delete a repository"]),
-            &|_, _| {},
-        )
-        .await
-        .unwrap();
-    for v in std::iter::once(&query).chain(&docs) {
-        assert!((norm(v) - 1.0).abs() < 1e-5, "norm {}", norm(v));
-    }
-    let related = dot(&query, &docs[0]);
-    let unrelated = dot(&query, &docs[1]);
-    assert!(
-        related > unrelated + 0.1,
-        "related {related} vs unrelated {unrelated}"
-    );
+    common::assert_related_text_scores_higher(model.as_ref()).await;
 }
 
 #[tokio::test]

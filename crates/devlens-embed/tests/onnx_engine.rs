@@ -111,18 +111,7 @@ async fn int8_stays_close_to_the_reference_and_ranks_alike() {
             "int8 vector off the reference: cosine {cosine}"
         );
     }
-    let query = model
-        .embed_query("How do I create an issue?")
-        .await
-        .unwrap();
-    let docs = model
-        .embed_documents(
-            &["Create an issue".into(), "Delete a repository".into()],
-            &|_, _| {},
-        )
-        .await
-        .unwrap();
-    assert!(dot(&query, &docs[0]) > dot(&query, &docs[1]) + 0.1);
+    common::assert_related_text_scores_higher(model.as_ref()).await;
 }
 
 /// More texts than one batch run on the per-core sessions side by side; every vector must come

@@ -33,6 +33,31 @@ pub fn test_model_dir() -> Option<PathBuf> {
     ))
 }
 
+/// A question scores its matching text well above an unrelated one, every vector of unit
+/// length: the semantics check both engines share.
+pub async fn assert_related_text_scores_higher(model: &dyn devlens_embed::Embedder) {
+    let query = model
+        .embed_query("How do I create an issue?")
+        .await
+        .unwrap();
+    let docs = model
+        .embed_documents(
+            &["Create an issue".into(), "Delete a repository".into()],
+            &|_, _| {},
+        )
+        .await
+        .unwrap();
+    for v in std::iter::once(&query).chain(&docs) {
+        assert!((norm(v) - 1.0).abs() < 1e-5, "norm {}", norm(v));
+    }
+    let related = devlens_embed::dot(&query, &docs[0]);
+    let unrelated = devlens_embed::dot(&query, &docs[1]);
+    assert!(
+        related > unrelated + 0.1,
+        "related {related} vs unrelated {unrelated}"
+    );
+}
+
 /// Absent test data: a failure under `CI` or `DEVLENS_REQUIRE_TESTDATA=1`, else a skip notice
 /// and `None`.
 pub fn missing_test_data<T>(setup: &str) -> Option<T> {
