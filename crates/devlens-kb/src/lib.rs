@@ -907,7 +907,9 @@ impl KnowledgeBase {
         })
     }
 
-    /// The model name of the loaded embedder, if it is loaded (without loading it).
+    /// The model a current embedding is made by, without loading the embedder: the loaded
+    /// embedder's, else the cached vectors', else the one most solutions were embedded with (a
+    /// remote provider's, say), else the local default.
     fn embedding_model_hint(&self) -> Option<String> {
         self.embedder
             .loaded_model()
@@ -915,6 +917,7 @@ impl KnowledgeBase {
                 let c = self.vectors.lock().ok()?;
                 c.as_ref().map(|c| c.model.clone())
             })
+            .or_else(|| self.store.prevailing_model().ok().flatten())
             .or_else(|| Some(devlens_embed::DEFAULT_LOCAL_MODEL.to_string()))
     }
 

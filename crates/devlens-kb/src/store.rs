@@ -423,6 +423,19 @@ impl Store {
             .map_err(|e| self.err(e))
     }
 
+    /// The model most embedded solutions were embedded with, if any.
+    pub fn prevailing_model(&self) -> Result<Option<String>, KbError> {
+        let conn = self.lock();
+        conn.query_row(
+            "SELECT embedded_model FROM solutions WHERE embedded_model IS NOT NULL \
+             GROUP BY embedded_model ORDER BY count(*) DESC LIMIT 1",
+            [],
+            |r| r.get(0),
+        )
+        .optional()
+        .map_err(|e| self.err(e))
+    }
+
     pub fn counts(&self, model: Option<&str>) -> Result<Counts, KbError> {
         let conn = self.lock();
         if model.is_none() {

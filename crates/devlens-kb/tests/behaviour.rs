@@ -438,3 +438,62 @@ async fn a_long_solution_is_found_by_what_it_says_at_the_end() {
         r.results[0].excerpt
     );
 }
+
+/// A stand-in for a remote provider's model: a fixed vector per text length, no model files.
+#[derive(Debug)]
+struct RemoteLike;
+
+impl Embedder for RemoteLike {
+    fn provider(&self) -> Provider {
+        Provider::OpenAi
+    }
+    fn model(&self) -> &str {
+        "text-embedding-3-small"
+    }
+    fn dims(&self) -> usize {
+        4
+    }
+    fn embed_documents<'a>(
+        &'a self,
+        texts: &'a [String],
+        _progress: Progress<'a>,
+    ) -> BoxFuture<'a, Result<Vec<Vec<f32>>, EmbedError>> {
+        let vectors = texts
+            .iter()
+            .map(|t| vec![1.0, (t.len() % 7) as f32, 0.5, 0.25])
+            .collect();
+        Box::pin(async move { Ok(vectors) })
+    }
+    fn embed_query<'a>(&'a self, _text: &'a str) -> BoxFuture<'a, Result<Vec<f32>, EmbedError>> {
+        Box::pin(async { Ok(vec![1.0, 0.0, 0.5, 0.25]) })
+    }
+}
+
+/// An import counts as needing embeddings only what the knowledge base's own model has not
+/// embedded — also before that model (here a remote one) is loaded.
+#[tokio::test]
+async fn an_import_counts_what_lacks_an_embedding_by_the_model_in_use() {
+    let dir = tempfile::tempdir().unwrap();
+    let kb = common::kb_in(&dir, Ok(Arc::new(RemoteLike)));
+    let saved = kb
+        .add(new(
+            "Debounce input",
+            "Wait 300 ms after the last key.",
+            &[],
+        ))
+        .await
+        .unwrap();
+    assert!(saved.embedded);
+    drop(kb);
+
+    // Reopened as a server would: the embedder is not loaded until something needs it.
+    let kb = KnowledgeBase::open(&devlens_core::Config::with_data_dir(dir.path())).unwrap();
+    let file = serde_json::json!({"version": 1, "solutions": [{
+        "id": "imported", "title": "Throttle scroll", "url": null,
+        "text": "Use requestAnimationFrame.", "summary": null, "tags": [],
+        "createdAt": "2026-01-01T00:00:00Z", "updatedAt": "2026-01-01T00:00:00Z",
+    }]})
+    .to_string();
+    let report = kb.import_json(&file, "more.json").unwrap();
+    assert_eq!(report.need_embedding, 1, "{report:?}");
+}
