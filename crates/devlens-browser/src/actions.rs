@@ -286,15 +286,27 @@ impl WaitCondition {
 pub struct WaitOutcome {
     /// What was awaited.
     pub condition: String,
-    /// The condition holds (false when a dialog interrupted the wait).
+    /// The condition holds (false when a dialog or a breakpoint interrupted the wait).
     pub met: bool,
     pub waited_ms: u64,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub dialog: Option<DialogInfo>,
+    /// Where the page paused in the debugger while it was awaited (a breakpoint in a timer or
+    /// a handler): a paused page cannot go on, so the wait stops there.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub paused: Option<Box<crate::debugger::PauseContext>>,
 }
 
 impl WaitOutcome {
     pub fn to_text(&self) -> String {
+        if let (Some(paused), false) = (&self.paused, self.met) {
+            return format!(
+                "stopped waiting for {} after {} ms: the page paused in the debugger\n{}",
+                self.condition,
+                self.waited_ms,
+                paused.to_text()
+            );
+        }
         match &self.dialog {
             Some(d) if !self.met => format!(
                 "stopped waiting for {}: a {} dialog opened (\"{}\"); handle it with handle_dialog",
@@ -1200,7 +1212,7 @@ impl Tab {
         condition: &WaitCondition,
         timeout: Option<Duration>,
     ) -> Result<WaitOutcome> {
-        self.guard()?;
+        self.guard_running("waiting for a condition")?;
         let limit = timeout.unwrap_or(DEFAULT_WAIT).min(MAX_WAIT);
         let what = condition.describe();
         let start = tokio::time::Instant::now();
@@ -1216,13 +1228,27 @@ impl Tab {
             ));
         }
         loop {
-            if let Some(Blocker::Dialog(d)) = self.blocker() {
-                return Ok(WaitOutcome {
-                    condition: what,
-                    met: false,
-                    waited_ms: start.elapsed().as_millis() as u64,
-                    dialog: Some(d),
-                });
+            match self.blocker() {
+                Some(Blocker::Dialog(d)) => {
+                    return Ok(WaitOutcome {
+                        condition: what,
+                        met: false,
+                        waited_ms: start.elapsed().as_millis() as u64,
+                        dialog: Some(d),
+                        paused: None,
+                    });
+                }
+                Some(Blocker::Paused(_)) => {
+                    let waited_ms = start.elapsed().as_millis() as u64;
+                    return Ok(WaitOutcome {
+                        condition: what,
+                        met: false,
+                        waited_ms,
+                        dialog: None,
+                        paused: self.pause_context_if_paused().await.map(Box::new),
+                    });
+                }
+                None => {}
             }
             self.check_alive()?;
             let met = match condition {
@@ -1284,6 +1310,7 @@ impl Tab {
                     met: true,
                     waited_ms: start.elapsed().as_millis() as u64,
                     dialog: None,
+                    paused: None,
                 });
             }
             if start.elapsed() >= limit {

@@ -108,6 +108,32 @@ pub struct NetworkQuery {
     pub limit: Option<usize>,
     /// Also requests of pages this tab showed before the current one.
     pub include_previous_pages: bool,
+    /// Also the static resources that loaded fine (scripts, stylesheets, images, fonts, media):
+    /// left out by default, like DevTools' Fetch/XHR view, since they are rarely the question
+    /// and cost tokens. Failed ones are always listed; a `resourceType` filter lists its type.
+    pub include_static: bool,
+}
+
+/// Resource types of a page's static assets, as Chrome names them.
+const STATIC_TYPES: &[&str] = &[
+    "Script",
+    "Stylesheet",
+    "Image",
+    "Font",
+    "Media",
+    "Manifest",
+    "TextTrack",
+];
+
+impl NetworkEntry {
+    /// A static asset that loaded fine (hidden from the list unless asked for).
+    fn is_quiet_static(&self) -> bool {
+        !self.is_failed()
+            && !self.pending
+            && STATIC_TYPES
+                .iter()
+                .any(|t| self.resource_type.eq_ignore_ascii_case(t))
+    }
 }
 
 /// A page of the network log.
@@ -122,8 +148,15 @@ pub struct NetworkPage {
     pub next_offset: Option<usize>,
     /// Requests pushed out of the bounded log since the tab was attached.
     pub dropped: u64,
+    /// Static resources that loaded fine and were left out (`includeStatic` lists them).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub static_hidden: usize,
     #[serde(skip)]
     page_url: String,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 impl NetworkPage {
@@ -144,6 +177,14 @@ impl NetworkPage {
                 "\n… {} of {} shown; next page: offset {next}",
                 self.requests.len(),
                 self.total
+            );
+        }
+        if self.static_hidden > 0 {
+            let _ = write!(
+                out,
+                "\n… {} static resources (scripts, styles, images, fonts) loaded fine and are not \
+                 listed; includeStatic lists them",
+                self.static_hidden
             );
         }
         if self.dropped > 0 {
@@ -674,6 +715,18 @@ impl NetworkLog {
             .map(Record::summary)
             .filter(|e| !q.failed_only || e.is_failed())
             .collect();
+        // An explicit type filter is a request for that type, static or not.
+        let hide_static = !q.include_static && kind.is_none();
+        let before = matching.len();
+        let matching: Vec<NetworkEntry> = if hide_static {
+            matching
+                .into_iter()
+                .filter(|e| !e.is_quiet_static())
+                .collect()
+        } else {
+            matching
+        };
+        let static_hidden = before - matching.len();
         let total = matching.len();
         let requests: Vec<NetworkEntry> = matching.into_iter().skip(q.offset).take(limit).collect();
         let end = q.offset.saturating_add(requests.len());
@@ -682,6 +735,7 @@ impl NetworkLog {
             total,
             next_offset: (end < total).then_some(end),
             dropped: self.dropped,
+            static_hidden,
             page_url: page_url.to_string(),
         }
     }
@@ -1013,6 +1067,64 @@ mod tests {
         );
         assert_eq!((paged.requests.len(), paged.next_offset), (2, Some(3)));
         assert_eq!(log.in_flight_since(0), 0);
+    }
+
+    #[test]
+    fn static_resources_that_loaded_fine_are_counted_not_listed_unless_asked_for() {
+        let h = json!({});
+        let mut log = NetworkLog::new(10);
+        for (id, url, ty, status) in [
+            ("1", "http://a/", "Document", 200),
+            ("2", "http://a/app.js", "Script", 200),
+            ("3", "http://a/site.css", "Stylesheet", 200),
+            ("4", "http://a/logo.png", "Image", 404),
+            ("5", "http://a/api/items", "Fetch", 200),
+        ] {
+            log.on_request(start(id, url, ty, &h), None);
+            log.on_response(response(id, status, &h), 1);
+            log.on_finished(id, 1.5, 100.0, 1);
+        }
+        // Still loading: listed, since it may be what is slow.
+        log.on_request(start("6", "http://a/big.js", "Script", &h), None);
+
+        let page = log.query(&NetworkQuery::default(), 1, "http://a/");
+        let urls: Vec<&str> = page.requests.iter().map(|r| r.url.as_str()).collect();
+        assert_eq!(
+            urls,
+            [
+                "http://a/",
+                "http://a/logo.png",
+                "http://a/api/items",
+                "http://a/big.js"
+            ]
+        );
+        assert_eq!((page.total, page.static_hidden), (4, 2));
+        assert!(
+            page.to_text().contains("2 static resources"),
+            "{}",
+            page.to_text()
+        );
+
+        let all = log.query(
+            &NetworkQuery {
+                include_static: true,
+                ..Default::default()
+            },
+            1,
+            "",
+        );
+        assert_eq!((all.total, all.static_hidden), (6, 0));
+        assert!(!all.to_text().contains("static resources"));
+        // Asking for a type lists it.
+        let scripts = log.query(
+            &NetworkQuery {
+                resource_type: Some("script".into()),
+                ..Default::default()
+            },
+            1,
+            "",
+        );
+        assert_eq!(scripts.total, 2);
     }
 
     #[test]

@@ -224,8 +224,21 @@ fn console_levels_since_last_read_and_ring_bound() {
 fn network_list_filters_and_bounded_bodies() {
     with_browser(|env: Env| async move {
         let tab = env.open("/errors").await;
+        // /app.js loaded fine: counted, not listed, unless asked for.
         let page = tab.network_requests(&NetworkQuery::default());
-        assert!(page.total >= 5, "{}", page.to_text());
+        assert!(page.total >= 4, "{}", page.to_text());
+        assert!(
+            page.requests.iter().all(|r| !r.url.ends_with("/app.js")),
+            "{}",
+            page.to_text()
+        );
+        assert_eq!(page.static_hidden, 1, "{}", page.to_text());
+        let all = tab.network_requests(&NetworkQuery {
+            include_static: true,
+            ..Default::default()
+        });
+        assert_eq!(all.total, page.total + 1, "{}", all.to_text());
+        assert!(all.requests.iter().any(|r| r.url.ends_with("/app.js")));
         let doc = &page.requests[0];
         assert_eq!(
             (doc.resource_type.as_str(), doc.status),

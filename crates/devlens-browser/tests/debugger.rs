@@ -22,7 +22,7 @@ use common::{CONN, Env, with_browser};
 use devlens_browser::actions::ClickOptions;
 use devlens_browser::{
     BreakpointRequest, BrowserError, ElementTarget, EvaluateOptions, ExceptionPause, Navigation,
-    PauseContext, StepDirection, Tab, TabSelector,
+    PauseContext, StepDirection, Tab, TabSelector, WaitCondition,
 };
 use tokio::sync::OnceCell;
 
@@ -768,6 +768,73 @@ fn a_breakpoint_in_a_source_not_loaded_yet_binds_when_its_bundle_loads() {
         assert_eq!(local(ctx, "percent").map(|v| v.value.as_str()), Some("15"));
         tab.remove_breakpoint(&id).await.expect("remove");
         tab.resume().await.expect("resume");
+    });
+}
+
+#[test]
+fn wait_for_stops_when_the_page_pauses_and_refuses_on_a_paused_page() {
+    with_browser(|env: Env| async move {
+        let tab = open(&env).await;
+        let set = tab
+            .set_breakpoint(&BreakpointRequest {
+                url: "app.js".into(),
+                line: 2,
+                ..Default::default()
+            })
+            .await
+            .expect("set");
+        // A timer runs into the breakpoint while we wait for text that never comes.
+        tab.evaluate(
+            "setTimeout(() => add(1, 2), 300); 'armed'",
+            &EvaluateOptions::default(),
+        )
+        .await
+        .expect("arm the timer");
+        let start = Instant::now();
+        let outcome = tab
+            .wait_for(
+                &WaitCondition::Text("never there".into()),
+                Some(Duration::from_secs(20)),
+            )
+            .await
+            .expect("wait");
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "waited {:?} for a paused page",
+            start.elapsed()
+        );
+        let text = outcome.to_text();
+        assert!(!outcome.met, "{text}");
+        let ctx = outcome.paused.as_deref().expect("the pause is reported");
+        assert_eq!(
+            (ctx.location.line, ctx.location.function.as_str()),
+            (2, "add"),
+            "{text}"
+        );
+        assert!(text.contains("stopped waiting for"), "{text}");
+
+        // Waiting on a page that is already paused is refused at once.
+        let start = Instant::now();
+        let err = tab
+            .wait_for(&WaitCondition::NetworkIdle, Some(Duration::from_secs(20)))
+            .await
+            .unwrap_err();
+        assert!(
+            start.elapsed() < Duration::from_secs(2),
+            "{:?}",
+            start.elapsed()
+        );
+        assert!(err.to_string().contains("resume it first"), "{err}");
+
+        tab.remove_breakpoint(&set.breakpoint.id)
+            .await
+            .expect("remove");
+        tab.resume().await.expect("resume");
+        let outcome = tab
+            .wait_for(&WaitCondition::NetworkIdle, None)
+            .await
+            .expect("wait after resuming");
+        assert!(outcome.met, "{}", outcome.to_text());
     });
 }
 

@@ -400,6 +400,9 @@ pub struct NetworkArgs {
     /// Also requests of the pages this tab showed before the current one.
     #[serde(default)]
     pub include_previous_pages: Option<bool>,
+    /// Also static resources that loaded fine (scripts, styles, images, fonts).
+    #[serde(default)]
+    pub include_static: Option<bool>,
     #[serde(flatten)]
     pub connection: ConnectionArgs,
 }
@@ -921,7 +924,8 @@ impl DevlensServer {
     }
 
     /// The tab's requests (current page): id, method, status, type, URL, duration, size.
-    /// Filters: failedOnly, resourceType, urlContains; paged (50 by default).
+    /// Static resources that loaded fine are left out unless includeStatic. Filters: failedOnly,
+    /// resourceType, urlContains; paged (50 by default).
     #[tool(
         name = "list_network_requests",
         annotations(title = "Network requests", read_only_hint = true, idempotent_hint = true, open_world_hint = false),
@@ -938,6 +942,7 @@ impl DevlensServer {
             offset: args.offset.unwrap_or(0),
             limit: args.limit,
             include_previous_pages: args.include_previous_pages.unwrap_or(false),
+            include_static: args.include_static.unwrap_or(false),
         };
         on_tab!(self, &args.connection, |tab| Ok(
             tab.network_requests(&query)

@@ -181,6 +181,7 @@ async fn run_with(sessions: &BrowserSessions, args: &BrowserArgs) -> anyhow::Res
             r#type,
             url_contains,
             limit,
+            include_static,
             json,
         } => {
             load(&tab, page).await?;
@@ -192,6 +193,7 @@ async fn run_with(sessions: &BrowserSessions, args: &BrowserArgs) -> anyhow::Res
                 offset: 0,
                 limit: *limit,
                 include_previous_pages: false,
+                include_static: *include_static,
             };
             let requests = tab.network_requests(&query);
             output::print(*json, &requests, || requests.to_text())

@@ -202,6 +202,9 @@ pub enum BrowserCommand {
         /// At most this many [default: 50]
         #[arg(long)]
         limit: Option<usize>,
+        /// Also list the scripts, stylesheets, images and fonts that loaded fine
+        #[arg(long = "static")]
+        include_static: bool,
         #[arg(long)]
         json: bool,
     },
