@@ -128,11 +128,19 @@ const STATIC_TYPES: &[&str] = &[
 impl NetworkEntry {
     /// A static asset that loaded fine (hidden from the list unless asked for).
     fn is_quiet_static(&self) -> bool {
+        // Chrome's own favicon request is typed `Other`.
+        let favicon = self
+            .url
+            .split(['?', '#'])
+            .next()
+            .unwrap_or("")
+            .ends_with("/favicon.ico");
         !self.is_failed()
             && !self.pending
-            && STATIC_TYPES
-                .iter()
-                .any(|t| self.resource_type.eq_ignore_ascii_case(t))
+            && (favicon
+                || STATIC_TYPES
+                    .iter()
+                    .any(|t| self.resource_type.eq_ignore_ascii_case(t)))
     }
 }
 
@@ -182,8 +190,7 @@ impl NetworkPage {
         if self.static_hidden > 0 {
             let _ = write!(
                 out,
-                "\n… {} static resources (scripts, styles, images, fonts) loaded fine and are not \
-                 listed; includeStatic lists them",
+                "\n… {} static resources that loaded fine not listed (includeStatic lists them)",
                 self.static_hidden
             );
         }
@@ -1079,6 +1086,7 @@ mod tests {
             ("3", "http://a/site.css", "Stylesheet", 200),
             ("4", "http://a/logo.png", "Image", 404),
             ("5", "http://a/api/items", "Fetch", 200),
+            ("7", "http://a/favicon.ico", "Other", 200),
         ] {
             log.on_request(start(id, url, ty, &h), None);
             log.on_response(response(id, status, &h), 1);
@@ -1098,9 +1106,9 @@ mod tests {
                 "http://a/big.js"
             ]
         );
-        assert_eq!((page.total, page.static_hidden), (4, 2));
+        assert_eq!((page.total, page.static_hidden), (4, 3));
         assert!(
-            page.to_text().contains("2 static resources"),
+            page.to_text().contains("3 static resources"),
             "{}",
             page.to_text()
         );
@@ -1113,7 +1121,7 @@ mod tests {
             1,
             "",
         );
-        assert_eq!((all.total, all.static_hidden), (6, 0));
+        assert_eq!((all.total, all.static_hidden), (7, 0));
         assert!(!all.to_text().contains("static resources"));
         // Asking for a type lists it.
         let scripts = log.query(

@@ -22,6 +22,8 @@ pub mod search;
 mod solution;
 pub mod store;
 
+use std::collections::HashMap;
+use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
@@ -82,8 +84,16 @@ pub struct Saved {
     /// Whether it was embedded now (semantic search finds it).
     pub embedded: bool,
     pub chunks: usize,
+    /// Of `chunks`, those an edit left unchanged: they kept their vectors instead of being
+    /// embedded again.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub reused_chunks: usize,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub notice: Option<String>,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 /// Per-call search settings; `None` takes the `[kb]` setting, then the default.
@@ -208,7 +218,14 @@ impl Saved {
             "saved {} \"{}\"{}",
             s.id,
             s.title,
-            if self.embedded && self.chunks > 0 {
+            if self.embedded && self.chunks > 0 && self.reused_chunks > 0 {
+                format!(
+                    " ({} chunks: {} embedded, {} unchanged kept their vectors)",
+                    self.chunks,
+                    self.chunks - self.reused_chunks,
+                    self.reused_chunks
+                )
+            } else if self.embedded && self.chunks > 0 {
                 format!(" ({} chunks embedded)", self.chunks)
             } else {
                 String::new()
@@ -277,6 +294,14 @@ impl AskAnswer {
         }
         out.trim_end().to_string()
     }
+}
+
+/// Where a chunk's vector comes from when a solution is embedded.
+enum VectorSource {
+    /// Unchanged since the last save: its stored vector.
+    Known(Vec<f32>),
+    /// The model's answer for this index of the texts sent.
+    Model(usize),
 }
 
 impl KnowledgeBase {
@@ -348,44 +373,106 @@ impl KnowledgeBase {
         embedder: &Arc<dyn Embedder>,
         solutions: &[&Solution],
     ) -> Result<Vec<ChunkVectors>, devlens_embed::EmbedError> {
+        Ok(self
+            .embed_reusing(embedder, solutions, &HashMap::new())
+            .await?
+            .0)
+    }
+
+    /// As [`Self::embed`], taking the vector of a chunk whose embedded text is a key of `known`
+    /// from there instead of the model (an edit re-embeds only the chunks it changed). Also
+    /// returns how many chunks were taken from `known`.
+    async fn embed_reusing(
+        &self,
+        embedder: &Arc<dyn Embedder>,
+        solutions: &[&Solution],
+        known: &HashMap<String, Vec<f32>>,
+    ) -> Result<(Vec<ChunkVectors>, usize), devlens_embed::EmbedError> {
         let mut texts = Vec::new();
-        let mut layout = Vec::with_capacity(solutions.len());
+        // Per solution, per chunk: its range and where its vector comes from.
+        let mut layout: Vec<Vec<(Range<usize>, VectorSource)>> =
+            Vec::with_capacity(solutions.len());
         for s in solutions {
             let ranges = chunk::chunk_ranges(&s.text, chunk::TARGET_CHARS);
-            for r in &ranges {
-                texts.push(chunk::embedding_text(&s.title, &s.tags, &s.text[r.clone()]));
+            let mut chunks = Vec::with_capacity(ranges.len());
+            for r in ranges {
+                let text = chunk::embedding_text(&s.title, &s.tags, &s.text[r.clone()]);
+                let source = match known.get(&text) {
+                    Some(v) => VectorSource::Known(v.clone()),
+                    None => {
+                        texts.push(text);
+                        VectorSource::Model(texts.len() - 1)
+                    }
+                };
+                chunks.push((r, source));
             }
-            layout.push(ranges);
+            layout.push(chunks);
         }
-        let vectors = embedder.embed_documents(&texts, &|_, _| {}).await?;
-        let mut vectors = vectors.into_iter();
-        Ok(solutions
-            .iter()
-            .zip(layout)
-            .map(|(s, ranges)| ChunkVectors {
+        let mut vectors: Vec<Option<Vec<f32>>> = if texts.is_empty() {
+            Vec::new()
+        } else {
+            embedder
+                .embed_documents(&texts, &|_, _| {})
+                .await?
+                .into_iter()
+                .map(Some)
+                .collect()
+        };
+        let mut out = Vec::with_capacity(solutions.len());
+        let mut reused = 0;
+        for (s, chunks) in solutions.iter().zip(layout) {
+            let mut with_vectors = Vec::with_capacity(chunks.len());
+            for (range, source) in chunks {
+                let vector = match source {
+                    VectorSource::Known(v) => {
+                        reused += 1;
+                        v
+                    }
+                    VectorSource::Model(i) => {
+                        vectors.get_mut(i).and_then(Option::take).ok_or_else(|| {
+                            devlens_embed::EmbedError::Inference("a chunk got no vector".into())
+                        })?
+                    }
+                };
+                with_vectors.push((range, vector));
+            }
+            out.push(ChunkVectors {
                 content_hash: store::content_hash(s),
                 model: embedder.model().to_string(),
                 dims: embedder.dims(),
-                chunks: ranges.into_iter().zip(vectors.by_ref()).collect(),
-            })
-            .collect())
+                chunks: with_vectors,
+            });
+        }
+        Ok((out, reused))
     }
 
     /// Embeds `solution` and stores it with its vectors; when embeddings are unavailable it is
     /// stored anyway (keyword search finds it) and the notice says how to embed it later.
-    async fn store_with_vectors(&self, solution: Solution) -> Result<Saved, KbError> {
+    /// `previous` is the stored version it replaces: its unchanged chunks keep their vectors.
+    async fn store_with_vectors(
+        &self,
+        solution: Solution,
+        previous: Option<&Solution>,
+    ) -> Result<Saved, KbError> {
+        let mut reused_chunks = 0;
         let (vectors, notice) = match self.embedder().await {
-            Ok(embedder) => match self.embed(&embedder, &[&solution]).await {
-                Ok(mut v) => (v.pop(), None),
-                Err(e) if e.is_unavailable() => (
-                    None,
-                    Some(format!(
-                        "saved without an embedding ({e}); keyword search finds it now, semantic \
+            Ok(embedder) => {
+                let known = blocking(|| self.known_chunks(previous, embedder.as_ref()))?;
+                match self.embed_reusing(&embedder, &[&solution], &known).await {
+                    Ok((mut v, reused)) => {
+                        reused_chunks = reused;
+                        (v.pop(), None)
+                    }
+                    Err(e) if e.is_unavailable() => (
+                        None,
+                        Some(format!(
+                            "saved without an embedding ({e}); keyword search finds it now, semantic \
                      search after `devlens kb reembed`"
-                    )),
-                ),
-                Err(e) => return Err(e.into()),
-            },
+                        )),
+                    ),
+                    Err(e) => return Err(e.into()),
+                }
+            }
             Err(reason) => (
                 None,
                 Some(format!(
@@ -398,9 +485,32 @@ impl KnowledgeBase {
         Ok(Saved {
             embedded: vectors.is_some(),
             chunks: vectors.as_ref().map_or(0, |v| v.chunks.len()),
+            reused_chunks,
             solution,
             notice,
         })
+    }
+
+    /// The vectors of `previous`'s chunks by the text that was embedded for each, when they
+    /// came from `embedder`'s model; nothing to reuse otherwise.
+    fn known_chunks(
+        &self,
+        previous: Option<&Solution>,
+        embedder: &dyn Embedder,
+    ) -> Result<HashMap<String, Vec<f32>>, KbError> {
+        let Some(old) = previous else {
+            return Ok(HashMap::new());
+        };
+        let stored = self
+            .store
+            .solution_vectors(&old.id, embedder.model(), embedder.dims())?;
+        Ok(stored
+            .into_iter()
+            .filter_map(|(range, vector)| {
+                let chunk = old.text.get(range)?;
+                Some((chunk::embedding_text(&old.title, &old.tags, chunk), vector))
+            })
+            .collect())
     }
 
     /// Saves a new solution (embedding it now).
@@ -417,7 +527,7 @@ impl KnowledgeBase {
             created_at: now.clone(),
             updated_at: now,
         };
-        self.store_with_vectors(solution).await
+        self.store_with_vectors(solution, None).await
     }
 
     /// Changes a stored solution; re-embeds it when its title, tags or text changed.
@@ -450,6 +560,7 @@ impl KnowledgeBase {
                 solution,
                 embedded: true,
                 chunks: 0,
+                reused_chunks: 0,
                 notice: Some("nothing changed".into()),
             });
         }
@@ -461,10 +572,11 @@ impl KnowledgeBase {
                 solution,
                 embedded: true,
                 chunks: 0,
+                reused_chunks: 0,
                 notice: None,
             });
         }
-        self.store_with_vectors(solution).await
+        self.store_with_vectors(solution, Some(&old)).await
     }
 
     pub fn get(&self, id: &str) -> Result<Solution, KbError> {

@@ -480,6 +480,45 @@ impl Store {
         .map_err(|e| self.err(e))
     }
 
+    /// The chunk vectors of `id`'s current text (by `model` with `dims` dimensions), as byte
+    /// ranges of that text; empty when it has none, or only ones of an earlier text.
+    pub fn solution_vectors(
+        &self,
+        id: &str,
+        model: &str,
+        dims: usize,
+    ) -> Result<Vec<(Range<usize>, Vec<f32>)>, KbError> {
+        let conn = self.lock();
+        let mut stmt = conn
+            .prepare_cached(
+                "SELECT c.start, c.end, c.embedding FROM chunks c \
+                 JOIN solutions s ON s.seq = c.solution_seq \
+                 WHERE s.id = ?1 AND s.embedded_model = ?2 AND s.embedded_dims = ?3 \
+                 AND s.embedded_hash = s.content_hash ORDER BY c.position",
+            )
+            .map_err(|e| self.err(e))?;
+        let rows = stmt
+            .query_map(params![id, model, dims as i64], |r| {
+                let start: i64 = r.get(0)?;
+                let end: i64 = r.get(1)?;
+                let blob: Vec<u8> = r.get(2)?;
+                Ok((start as usize..end as usize, blob))
+            })
+            .map_err(|e| self.err(e))?;
+        let mut out = Vec::new();
+        for row in rows {
+            let (range, blob) = row.map_err(|e| self.err(e))?;
+            if blob.len() == dims * 4 {
+                let vector = blob
+                    .chunks_exact(4)
+                    .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+                    .collect();
+                out.push((range, vector));
+            }
+        }
+        Ok(out)
+    }
+
     /// Every current chunk vector computed by `model` with `dims` dimensions.
     pub fn vectors(&self, model: &str, dims: usize) -> Result<LoadedVectors, KbError> {
         let conn = self.lock();

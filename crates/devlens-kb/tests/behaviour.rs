@@ -497,3 +497,124 @@ async fn an_import_counts_what_lacks_an_embedding_by_the_model_in_use() {
     let report = kb.import_json(&file, "more.json").unwrap();
     assert_eq!(report.need_embedding, 1, "{report:?}");
 }
+
+/// Counts the texts sent to the model.
+#[derive(Debug)]
+struct Counting {
+    inner: Arc<dyn Embedder>,
+    texts: AtomicUsize,
+}
+
+impl Embedder for Counting {
+    fn provider(&self) -> Provider {
+        self.inner.provider()
+    }
+    fn model(&self) -> &str {
+        self.inner.model()
+    }
+    fn dims(&self) -> usize {
+        self.inner.dims()
+    }
+    fn embed_documents<'a>(
+        &'a self,
+        texts: &'a [String],
+        progress: Progress<'a>,
+    ) -> BoxFuture<'a, Result<Vec<Vec<f32>>, EmbedError>> {
+        self.texts.fetch_add(texts.len(), Ordering::SeqCst);
+        self.inner.embed_documents(texts, progress)
+    }
+    fn embed_query<'a>(&'a self, text: &'a str) -> BoxFuture<'a, Result<Vec<f32>, EmbedError>> {
+        self.inner.embed_query(text)
+    }
+}
+
+/// Editing one paragraph of a long solution embeds that part again, not the whole text; what
+/// the other parts say is still found by meaning, and so is the new paragraph.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_edit_embeds_only_the_parts_it_changed() {
+    let Some(model) = common::test_model() else {
+        return;
+    };
+    let counting = Arc::new(Counting {
+        inner: model,
+        texts: AtomicUsize::new(0),
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let kb = common::kb_in(&dir, Ok(counting.clone()));
+    let intro = "Service workers keep serving the old bundle after a deploy because the browser \
+                 only swaps the worker when every tab using it has closed. "
+        .repeat(4);
+    let middle = "Version the cache name with the build hash and delete old caches in the \
+                  activate event, so stale assets do not pile up in storage. "
+        .repeat(4);
+    let ending = "Show a reload banner when a new worker is waiting. ".repeat(8);
+    let text = format!("{intro}\n\n{middle}\n\n{ending}");
+    let saved = kb
+        .add(new("PWA users stuck on an old release", &text, &["pwa"]))
+        .await
+        .unwrap();
+    assert!(saved.chunks >= 3, "{saved:?}");
+    assert_eq!(saved.reused_chunks, 0);
+    let sent = counting.texts.load(Ordering::SeqCst);
+    assert_eq!(sent, saved.chunks);
+
+    let new_ending = "Call registration.waiting.postMessage('skipWaiting') from the banner's \
+                      button and reload once controllerchange fires. "
+        .repeat(4);
+    let updated = kb
+        .update(
+            &saved.solution.id,
+            SolutionPatch {
+                text: Some(format!("{intro}\n\n{middle}\n\n{new_ending}")),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+    let embedded_now = counting.texts.load(Ordering::SeqCst) - sent;
+    assert_eq!(
+        (updated.reused_chunks, embedded_now),
+        (updated.chunks - 1, 1),
+        "{updated:?}"
+    );
+    assert!(
+        updated.to_text().contains("unchanged kept their vectors"),
+        "{}",
+        updated.to_text()
+    );
+
+    for question in [
+        "the browser keeps the previous service worker until all tabs close",
+        "tell the waiting worker to skip waiting and reload on controller change",
+    ] {
+        let r = kb
+            .search(
+                question,
+                &SearchOptions {
+                    mode: Some(SearchMode::Semantic),
+                    ..Default::default()
+                },
+            )
+            .await
+            .unwrap();
+        assert_eq!(r.results.len(), 1, "{question}: {r:?}");
+    }
+
+    // A new title is part of every chunk's embedded text: all of them are embedded again.
+    let before = counting.texts.load(Ordering::SeqCst);
+    let retitled = kb
+        .update(
+            &saved.solution.id,
+            SolutionPatch {
+                title: Some("Installable app users stay on an old version".into()),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(retitled.reused_chunks, 0);
+    assert_eq!(
+        counting.texts.load(Ordering::SeqCst) - before,
+        retitled.chunks
+    );
+}

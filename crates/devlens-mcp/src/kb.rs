@@ -105,8 +105,15 @@ pub struct SaveOutput {
     /// Semantic search finds it (otherwise keyword search only, until a reembed).
     pub embedded: bool,
     pub chunks: usize,
+    /// Chunks an update left unchanged: they kept their vectors.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub reused_chunks: usize,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub notice: Option<String>,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 /// What `delete_solution` returns.
@@ -128,6 +135,7 @@ fn save_text(output: &SaveOutput) -> String {
         solution: output.solution.clone(),
         embedded: output.embedded,
         chunks: output.chunks,
+        reused_chunks: output.reused_chunks,
         notice: output.notice.clone(),
     }
     .to_text();
@@ -202,6 +210,7 @@ impl DevlensServer {
             solution: saved.solution,
             embedded: saved.embedded,
             chunks: saved.chunks,
+            reused_chunks: saved.reused_chunks,
             notice: saved.notice,
         })
     }

@@ -14,7 +14,9 @@ use serde::Serialize;
 
 use devlens_core::Config;
 use devlens_embed::{BoxFuture, EmbedError, Embedder, LocalBert, Progress, Provider};
-use devlens_kb::{ExportFile, KnowledgeBase, NewSolution, SearchMode, SearchOptions, Solution};
+use devlens_kb::{
+    ExportFile, KnowledgeBase, NewSolution, SearchMode, SearchOptions, Solution, SolutionPatch,
+};
 use devlens_search::golden::percentile;
 
 use crate::output::print;
@@ -48,6 +50,7 @@ struct KbBenchReport {
     engine: String,
     model_load_ms: f64,
     saves: SaveBench,
+    edits: EditBench,
     corpus: CorpusBench,
     /// Per mode: one search (embed the question without cache, rank, read the hits).
     search: Vec<ModeBench>,
@@ -68,6 +71,20 @@ struct SaveBench {
     /// Of the mean: the model's share (tokenise and embed the chunks); the rest is chunking and
     /// the store's transaction.
     mean_embed_ms: f64,
+}
+
+/// One `update` that adds a paragraph at the end of a saved solution: only the chunks it
+/// changed are embedded again.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct EditBench {
+    n: usize,
+    /// Chunks embedded again, of all the edited solutions' chunks.
+    embedded_chunks: usize,
+    chunks: usize,
+    p50_ms: f64,
+    p95_ms: f64,
+    mean_ms: f64,
 }
 
 #[derive(Debug, Serialize)]
@@ -99,6 +116,8 @@ impl KbBenchReport {
             "model {} (engine {}, loaded in {:.0} ms)\n\
              save + embed: {} solutions (mean {} chars, {} chunks): p50 {:.1} ms, p95 {:.1} ms, \
              mean {:.1} ms (embedding {:.1} ms); up to 2,000 chars p95 {:.1} ms\n\
+             edit (a paragraph added at the end): {} solutions, {} of {} chunks embedded again: \
+             p50 {:.1} ms, p95 {:.1} ms, mean {:.1} ms\n\
              knowledge base of {} solutions: import {:.0} ms, ",
             self.model,
             self.engine,
@@ -111,6 +130,12 @@ impl KbBenchReport {
             self.saves.mean_ms,
             self.saves.mean_embed_ms,
             self.saves.up_to_2000_chars_p95_ms,
+            self.edits.n,
+            self.edits.embedded_chunks,
+            self.edits.chunks,
+            self.edits.p50_ms,
+            self.edits.p95_ms,
+            self.edits.mean_ms,
             self.corpus.solutions,
             self.corpus.import_ms,
         );
@@ -288,6 +313,7 @@ pub async fn run(config: Config, args: KbBenchArgs) -> anyhow::Result<()> {
     }
     let saves_kb = open("saves")?;
     let mut save_ms = Vec::new();
+    let mut saved_ids = Vec::new();
     let mut chunks = 0;
     let embed_ms_before = timed.total_ms();
     let bar = ProgressLine::new("saving");
@@ -304,6 +330,7 @@ pub async fn run(config: Config, args: KbBenchArgs) -> anyhow::Result<()> {
             .await?;
         save_ms.push(ms(t));
         chunks += saved.chunks;
+        saved_ids.push(saved.solution.id);
         bar.update(i + 1, corpus.solutions.len());
     }
     bar.finish();
@@ -330,6 +357,40 @@ pub async fn run(config: Config, args: KbBenchArgs) -> anyhow::Result<()> {
                 .collect::<Vec<_>>(),
             0.95,
         ),
+    };
+
+    // Edits: a paragraph added at the end of each saved solution.
+    let mut edit_ms = Vec::new();
+    let (mut edit_chunks, mut edit_embedded) = (0, 0);
+    let bar = ProgressLine::new("editing");
+    for (i, (s, id)) in corpus.solutions.iter().zip(&saved_ids).enumerate() {
+        let t = Instant::now();
+        let saved = saves_kb
+            .update(
+                id,
+                SolutionPatch {
+                    text: Some(format!(
+                        "{}\n\nUpdate: this still holds with the current release; checked again \
+                         after upgrading the toolchain.",
+                        s.text
+                    )),
+                    ..SolutionPatch::default()
+                },
+            )
+            .await?;
+        edit_ms.push(ms(t));
+        edit_chunks += saved.chunks;
+        edit_embedded += saved.chunks - saved.reused_chunks;
+        bar.update(i + 1, saved_ids.len());
+    }
+    bar.finish();
+    let edits = EditBench {
+        n: edit_ms.len(),
+        embedded_chunks: edit_embedded,
+        chunks: edit_chunks,
+        p50_ms: percentile(&edit_ms, 0.5),
+        p95_ms: percentile(&edit_ms, 0.95),
+        mean_ms: edit_ms.iter().sum::<f64>() / edit_ms.len().max(1) as f64,
     };
 
     // A large knowledge base: import, embed, search.
@@ -373,6 +434,7 @@ pub async fn run(config: Config, args: KbBenchArgs) -> anyhow::Result<()> {
         engine,
         model_load_ms,
         saves,
+        edits,
         corpus: CorpusBench {
             solutions: args.solutions,
             embedded: reembed.embedded,
