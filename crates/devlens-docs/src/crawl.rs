@@ -8,6 +8,10 @@
 //!
 //! The start page must answer (else nothing is worth storing); a page that fails later is
 //! reported and skipped.
+//!
+//! The site's `robots.txt` is read first ([`crate::robots`]): disallowed links are not followed
+//! (and counted), a disallowed start page is an error, and a `Crawl-delay` makes the crawl fetch
+//! one page at a time that far apart (10 s at most). `ignore_robots` is for sites the user owns.
 
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -18,6 +22,7 @@ use reqwest::Url;
 use crate::DocsError;
 use crate::blocks::Format;
 use crate::ingest::{self, Pages};
+use crate::robots::{self, Robots};
 
 /// Pages fetched at most, by default: a whole docs section of most libraries.
 pub const DEFAULT_MAX_PAGES: usize = 200;
@@ -26,12 +31,16 @@ pub const DEFAULT_MAX_DEPTH: usize = 5;
 /// Requests in flight at once: quick on a docs host without hammering it.
 const IN_FLIGHT: usize = 4;
 const PAGE_TIMEOUT: Duration = Duration::from_secs(30);
+/// The longest `Crawl-delay` honoured as asked; a longer one is cut to this (and said).
+const MAX_CRAWL_DELAY: Duration = Duration::from_secs(10);
 
 /// How far a crawl goes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct CrawlLimits {
     pub max_pages: usize,
     pub max_depth: usize,
+    /// Fetch what the site's robots.txt disallows too (a site of one's own).
+    pub ignore_robots: bool,
 }
 
 impl Default for CrawlLimits {
@@ -39,6 +48,7 @@ impl Default for CrawlLimits {
         Self {
             max_pages: DEFAULT_MAX_PAGES,
             max_depth: DEFAULT_MAX_DEPTH,
+            ignore_robots: false,
         }
     }
 }
@@ -51,6 +61,10 @@ pub struct CrawlOutcome {
     pub failed: Vec<String>,
     /// Links in scope left unfetched because of `max_pages` (0 when the site was covered).
     pub left_over: usize,
+    /// Links in scope that robots.txt disallows, not followed.
+    pub disallowed: usize,
+    /// The site's `Crawl-delay`, as honoured.
+    pub crawl_delay: Option<Duration>,
 }
 
 /// One fetched page.
@@ -204,6 +218,44 @@ async fn fetch(client: &reqwest::Client, url: Url, scope: &Scope) -> Result<Fetc
     })
 }
 
+/// The path and query a robots.txt rule is matched against.
+fn robots_path(url: &Url) -> String {
+    match url.query() {
+        Some(q) => format!("{}?{q}", url.path()),
+        None => url.path().to_string(),
+    }
+}
+
+/// The rules of `start`'s origin. A missing file (4xx) allows everything; a server error or an
+/// unreachable file disallows everything, as RFC 9309 asks: that is an error that says so.
+async fn fetch_robots(client: &reqwest::Client, start: &Url) -> Result<Robots, DocsError> {
+    let mut url = start.clone();
+    url.set_path("/robots.txt");
+    url.set_query(None);
+    let failed = |reason: String| DocsError::Fetch {
+        url: url.to_string(),
+        reason: format!(
+            "{reason}; without it the crawl may not go anywhere on the site (RFC 9309). Try \
+             again later, or give --ignore-robots if the site is yours"
+        ),
+    };
+    let response = client
+        .get(url.clone())
+        .send()
+        .await
+        .map_err(|e| failed(e.to_string()))?;
+    let status = response.status();
+    if status.is_client_error() {
+        return Ok(Robots::allow_all());
+    }
+    if !status.is_success() {
+        return Err(failed(format!("HTTP {status}")));
+    }
+    let bytes = response.bytes().await.map_err(|e| failed(e.to_string()))?;
+    let text = String::from_utf8_lossy(&bytes[..bytes.len().min(robots::MAX_BYTES)]);
+    Ok(Robots::parse(&text))
+}
+
 /// Crawls from `start`. `progress(done, known)` after each page; `known` grows as links are
 /// found.
 pub async fn crawl(
@@ -237,6 +289,21 @@ pub async fn crawl(
             .map_err(|e| fetch_err(e.to_string()))?,
     );
 
+    let rules = if limits.ignore_robots {
+        Robots::allow_all()
+    } else {
+        fetch_robots(&client, &start_url).await?
+    };
+    if !rules.allows(&robots_path(&start_url)) {
+        return Err(fetch_err(format!(
+            "the site's robots.txt does not let crawlers ({}) fetch it; give --ignore-robots \
+             if the site is yours or you may crawl it",
+            robots::AGENT
+        )));
+    }
+    let delay = rules.crawl_delay.map(|d| d.min(MAX_CRAWL_DELAY));
+    let in_flight = if delay.is_some() { 1 } else { IN_FLIGHT };
+
     // The start page decides the scope, after its redirects (`/docs` -> `/docs/`).
     let open_scope = Scope {
         origin: start_url.origin().ascii_serialization(),
@@ -256,7 +323,10 @@ pub async fn crawl(
     seen.insert(start_url.to_string());
     seen.insert(first.url.to_string());
 
-    let mut outcome = CrawlOutcome::default();
+    let mut outcome = CrawlOutcome {
+        crawl_delay: delay,
+        ..CrawlOutcome::default()
+    };
     let mut dedup = HashSet::new();
     let mut done = 1usize;
     let mut known = 1usize;
@@ -283,7 +353,9 @@ pub async fn crawl(
                     && looks_like_a_page(&link)
                     && seen.insert(link.to_string())
                 {
-                    if known < limits.max_pages {
+                    if !rules.allows(&robots_path(&link)) {
+                        outcome.disallowed += 1;
+                    } else if known < limits.max_pages {
                         known += 1;
                         next.push(link);
                     } else {
@@ -304,12 +376,17 @@ pub async fn crawl(
         let mut queue = next.into_iter().enumerate();
         let mut urls: Vec<String> = Vec::new();
         loop {
-            while tasks.len() < IN_FLIGHT {
+            while tasks.len() < in_flight {
                 let Some((i, url)) = queue.next() else { break };
                 urls.push(url.to_string());
                 let client = Arc::clone(&client);
                 let scope = scope.clone();
-                tasks.spawn(async move { (i, fetch(&client, url, &scope).await) });
+                tasks.spawn(async move {
+                    if let Some(d) = delay {
+                        tokio::time::sleep(d).await;
+                    }
+                    (i, fetch(&client, url, &scope).await)
+                });
             }
             let Some(joined) = tasks.join_next().await else {
                 break;

@@ -27,6 +27,7 @@ pub mod query;
 pub mod redis;
 pub mod registry;
 pub mod resolve;
+pub mod robots;
 mod rst;
 pub mod search;
 pub use devlens_search::tokens;
@@ -394,6 +395,19 @@ impl Docs {
                     notes.push(format!(
                         "stopped at {} pages (--max-pages); {} more links were not followed",
                         limits.max_pages, outcome.left_over
+                    ));
+                }
+                if outcome.disallowed > 0 {
+                    notes.push(format!(
+                        "{} links the site's robots.txt disallows were not followed \
+                         (--ignore-robots follows them on a site of your own)",
+                        outcome.disallowed
+                    ));
+                }
+                if let Some(delay) = outcome.crawl_delay {
+                    notes.push(format!(
+                        "the site's robots.txt asks for a crawl delay: one page every {:.1} s",
+                        delay.as_secs_f64()
                     ));
                 }
                 (outcome.pages, url.clone())

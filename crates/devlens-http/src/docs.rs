@@ -69,7 +69,7 @@ async fn libraries(State(services): Shared) -> DocsResult<LibraryList> {
 }
 
 /// `POST /api/docs/libraries`: ingest a folder (`path`) or a site crawled from `url` (within
-/// `maxPages` and `maxDepth`).
+/// `maxPages` and `maxDepth`; `ignoreRobots` fetches what the site's robots.txt disallows).
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct AddLibrary {
@@ -80,6 +80,8 @@ struct AddLibrary {
     max_pages: Option<usize>,
     #[serde(alias = "max_depth")]
     max_depth: Option<usize>,
+    #[serde(default, alias = "ignore_robots")]
+    ignore_robots: bool,
     version: Option<String>,
     name: Option<String>,
     description: Option<String>,
@@ -98,6 +100,7 @@ async fn add_library(
                 limits: devlens_docs::crawl::CrawlLimits {
                     max_pages: body.max_pages.unwrap_or(defaults.max_pages),
                     max_depth: body.max_depth.unwrap_or(defaults.max_depth),
+                    ignore_robots: body.ignore_robots,
                 },
             }
         }

@@ -46,6 +46,9 @@ pub enum DocsCommand {
         /// With --url: links to follow from the start page at most [default: 5]
         #[arg(long, conflicts_with = "path")]
         max_depth: Option<usize>,
+        /// With --url: also fetch what the site's robots.txt disallows (a site of your own)
+        #[arg(long, conflicts_with = "path")]
+        ignore_robots: bool,
         /// The version label [default: latest]
         #[arg(long)]
         version: Option<String>,
@@ -175,6 +178,7 @@ pub async fn run(config: Config, args: DocsArgs) -> anyhow::Result<()> {
             url,
             max_pages,
             max_depth,
+            ignore_robots,
             version,
             name,
             description,
@@ -187,6 +191,7 @@ pub async fn run(config: Config, args: DocsArgs) -> anyhow::Result<()> {
                     limits: devlens_docs::crawl::CrawlLimits {
                         max_pages: max_pages.unwrap_or(devlens_docs::crawl::DEFAULT_MAX_PAGES),
                         max_depth: max_depth.unwrap_or(devlens_docs::crawl::DEFAULT_MAX_DEPTH),
+                        ignore_robots,
                     },
                 },
                 (None, None) => anyhow::bail!("give --path DIR or --url URL"),

@@ -822,3 +822,99 @@ fn add_url_crawls_the_nodejs_docs() {
         .unwrap();
     assert!(section.to_lowercase().contains("file system"), "{section}");
 }
+
+/// The crawl keeps out of what the site's robots.txt disallows (the group naming devlens wins
+/// over `*`), says how many links it left and the crawl delay it kept, refuses a disallowed start page with what to do, and
+/// `--ignore-robots` crawls everything.
+#[test]
+fn add_url_keeps_to_what_robots_txt_allows() {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let html = "text/html; charset=utf-8";
+    let site = serve_site(
+        &rt,
+        vec![
+            (
+                "/robots.txt",
+                "text/plain",
+                "User-agent: *\nDisallow: /\n\nUser-agent: devlens\nDisallow: /docs/internal/\n\
+                 Disallow: /*.txt$\nCrawl-delay: 0.2\n"
+                    .into(),
+            ),
+            (
+                "/docs/index.html",
+                html,
+                "<h1>Widgets</h1><p>Widgets hum softly. See <a href='usage.html'>usage</a>, \
+                 <a href='internal/roadmap.html'>the roadmap</a> and \
+                 <a href='notes.txt'>notes</a>.</p>"
+                    .into(),
+            ),
+            (
+                "/docs/usage.html",
+                html,
+                "<h1>Usage</h1><p>Turn the dial clockwise to start the widget.</p>".into(),
+            ),
+            (
+                "/docs/internal/roadmap.html",
+                html,
+                "<h1>Roadmap</h1><p>Secret plans for next year.</p>".into(),
+            ),
+            (
+                "/docs/notes.txt",
+                "text/plain",
+                "Notes about widgets.".into(),
+            ),
+        ],
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let start = format!("{site}/docs/index.html");
+    let added = json_out(
+        dir.path(),
+        &["docs", "add", "widgets", "--url", &start, "--json"],
+    );
+    assert_eq!(added["pages"], 2, "{added}");
+    let notice = added["notice"].as_str().unwrap_or_default();
+    assert!(
+        notice.contains("2 links the site's robots.txt disallows"),
+        "{added}"
+    );
+    assert!(notice.contains("one page every 0.2 s"), "{added}");
+    let answer = json_out(
+        dir.path(),
+        &["docs", "query", "widgets", "secret plans roadmap", "--json"],
+    );
+    assert!(
+        !answer["context"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("Secret plans"),
+        "{answer}"
+    );
+
+    let all = json_out(
+        dir.path(),
+        &[
+            "docs",
+            "add",
+            "widgets-all",
+            "--url",
+            &start,
+            "--ignore-robots",
+            "--json",
+        ],
+    );
+    assert_eq!(all["pages"], 4, "{all}");
+
+    let mut cmd = devlens(dir.path());
+    without_model(&mut cmd, dir.path());
+    cmd.args([
+        "docs",
+        "add",
+        "internal",
+        "--url",
+        &format!("{site}/docs/internal/roadmap.html"),
+    ])
+    .assert()
+    .failure()
+    .stderr(predicate::str::contains("robots.txt"))
+    .stderr(predicate::str::contains("--ignore-robots"));
+}
