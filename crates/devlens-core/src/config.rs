@@ -63,8 +63,11 @@ pub struct EmbeddingSettings {
 #[serde(default, deny_unknown_fields)]
 pub struct DocsSettings {
     /// A Redis server (`redis://host:port/db`) holding a query-answer cache shared by several
-    /// devlens servers. Unset: the in-process cache only.
+    /// devlens servers (`rediss://` for TLS). Unset: the in-process cache only.
     pub redis_url: Option<String>,
+    /// A PEM file of the CA that signed the Redis server's certificate, trusted besides the
+    /// system's roots (a private CA for `rediss://`).
+    pub redis_ca_file: Option<PathBuf>,
 }
 
 /// `[kb]`: the knowledge base's retrieval settings (seed 002's `RAGSettings`). Every one of them

@@ -233,6 +233,15 @@ pub fn redis_url(config: &Config) -> Option<String> {
         .filter(|u| !u.trim().is_empty())
 }
 
+/// The CA to trust besides the system's for `rediss://`: `DEVLENS_REDIS_CA_FILE`, else
+/// `[docs] redis_ca_file`.
+pub fn redis_ca_file(config: &Config) -> Option<PathBuf> {
+    std::env::var_os("DEVLENS_REDIS_CA_FILE")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| config.file.docs.redis_ca_file.clone())
+}
+
 fn new_cache() -> Mutex<lru::LruCache<CacheKey, Arc<QueryDocsOutput>>> {
     let capacity =
         std::num::NonZeroUsize::new(CACHE_CAPACITY).unwrap_or(std::num::NonZeroUsize::MIN);
@@ -256,9 +265,13 @@ impl Docs {
     /// The docs of the configured data dir, with the configured embedder (loaded on first use).
     pub fn open(config: &Config) -> Result<Self, DocsError> {
         let redis = redis_url(config)
-            .map(|url| redis::RedisTarget::parse(&url))
-            .transpose()?
-            .map(redis::RedisCache::new);
+            .map(|url| {
+                redis::RedisCache::new(
+                    redis::RedisTarget::parse(&url)?,
+                    redis_ca_file(config).as_deref(),
+                )
+            })
+            .transpose()?;
         let registry = Registry::open(&registry_path(&config.data_dir))?;
         Ok(Self {
             registry: Arc::new(registry),
@@ -309,10 +322,14 @@ impl Docs {
         })
     }
 
-    /// Shares answers through the Redis server at `url` (`redis://[:password@]host[:port][/db]`)
-    /// besides the in-process cache.
-    pub fn with_redis(mut self, url: &str) -> Result<Self, DocsError> {
-        self.redis = Some(redis::RedisCache::new(redis::RedisTarget::parse(url)?));
+    /// Shares answers through the Redis server at `url` (`redis://[:password@]host[:port][/db]`,
+    /// `rediss://` for TLS, trusting `ca_file` besides the system's roots) besides the in-process
+    /// cache.
+    pub fn with_redis(mut self, url: &str, ca_file: Option<&Path>) -> Result<Self, DocsError> {
+        self.redis = Some(redis::RedisCache::new(
+            redis::RedisTarget::parse(url)?,
+            ca_file,
+        )?);
         Ok(self)
     }
 

@@ -3,18 +3,23 @@
 //!
 //! A tiny RESP2 client over a tokio `TcpStream` (PING, GET, SET EX, AUTH, SELECT) rather than
 //! the `redis` crate: these five commands are all the cache needs, and the crate costs the
-//! workspace extra compile time for features it would not use.
+//! workspace extra compile time for features it would not use. `rediss://` speaks TLS (rustls,
+//! as reqwest does): the server's certificate is checked against the system's roots plus an
+//! optional CA file (`[docs] redis_ca_file`, `DEVLENS_REDIS_CA_FILE`) for a private CA.
 //!
 //! The shared cache may never cost a query its answer: every command has a short deadline, and
 //! an unreachable server (refused, timed out, a protocol error) marks it down for a while — the
 //! in-process cache carries on alone — with one warning per outage, and one note when it is
 //! back.
 
-use std::sync::Mutex;
+use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use rustls_pki_types::pem::PemObject;
+use rustls_pki_types::{CertificateDer, ServerName};
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::net::TcpStream;
 
 use crate::DocsError;
@@ -33,12 +38,14 @@ const RETRY_AFTER: Duration = Duration::from_secs(5);
 /// Replies larger than this are not answers devlens stored.
 const MAX_REPLY_BYTES: usize = 16 * 1024 * 1024;
 
-/// Where the shared cache lives, parsed from `redis://[user:password@]host[:port][/db]`.
+/// Where the shared cache lives, parsed from `redis[s]://[user:password@]host[:port][/db]`.
 #[derive(Clone, PartialEq, Eq)]
 pub struct RedisTarget {
     pub host: String,
     pub port: u16,
     pub db: u32,
+    /// `rediss://`: the connection is TLS.
+    pub tls: bool,
     username: Option<String>,
     password: Option<String>,
 }
@@ -53,7 +60,8 @@ impl std::fmt::Debug for RedisTarget {
 impl std::fmt::Display for RedisTarget {
     /// The address without credentials, for logs and errors.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "redis://{}:{}/{}", self.host, self.port, self.db)
+        let scheme = if self.tls { "rediss" } else { "redis" };
+        write!(f, "{scheme}://{}:{}/{}", self.host, self.port, self.db)
     }
 }
 
@@ -67,18 +75,16 @@ impl RedisTarget {
                 .unwrap_or_else(|| url.to_string());
             DocsError::InvalidInput(format!(
                 "invalid Redis URL `{shown}`: {why}; expected \
-                 redis://[:password@]host[:port][/db] in `[docs] redis_url` or \
-                 DEVLENS_REDIS_URL (unset it to use the in-process cache only)"
+                 redis://[:password@]host[:port][/db] (rediss:// for TLS) in `[docs] redis_url` \
+                 or DEVLENS_REDIS_URL (unset it to use the in-process cache only)"
             ))
         };
-        let trimmed = url.trim();
-        if trimmed.starts_with("rediss://") {
-            return Err(bad("TLS (rediss://) is not supported"));
-        }
-        let parsed = reqwest::Url::parse(trimmed).map_err(|e| bad(&e.to_string()))?;
-        if parsed.scheme() != "redis" {
-            return Err(bad("the scheme must be redis://"));
-        }
+        let parsed = reqwest::Url::parse(url.trim()).map_err(|e| bad(&e.to_string()))?;
+        let tls = match parsed.scheme() {
+            "redis" => false,
+            "rediss" => true,
+            _ => return Err(bad("the scheme must be redis:// or rediss://")),
+        };
         let host = parsed
             .host_str()
             .filter(|h| !h.is_empty())
@@ -104,6 +110,7 @@ impl RedisTarget {
             host,
             port: parsed.port().unwrap_or(6379),
             db,
+            tls,
             username,
             password,
         })
@@ -135,17 +142,79 @@ enum Reply {
     Bulk(Option<Vec<u8>>),
 }
 
+/// A plain or TLS stream.
+trait Stream: AsyncRead + AsyncWrite + Unpin + Send + std::fmt::Debug {}
+impl<T: AsyncRead + AsyncWrite + Unpin + Send + std::fmt::Debug> Stream for T {}
+
+/// The TLS settings of `rediss://`: the system's roots, plus the certificates of `ca_file`.
+pub fn tls_config(ca_file: Option<&Path>) -> Result<Arc<rustls::ClientConfig>, DocsError> {
+    let bad = |why: String| DocsError::InvalidInput(why);
+    let extra: Vec<CertificateDer<'static>> = match ca_file {
+        None => Vec::new(),
+        Some(path) => {
+            let certs = CertificateDer::pem_file_iter(path)
+                .and_then(|certs| certs.collect::<Result<Vec<_>, _>>())
+                .map_err(|e| {
+                    bad(format!(
+                        "cannot read the Redis CA file {} ({e}): give a PEM file of the CA that \
+                         signed the server's certificate in `[docs] redis_ca_file` or \
+                         DEVLENS_REDIS_CA_FILE",
+                        path.display()
+                    ))
+                })?;
+            if certs.is_empty() {
+                return Err(bad(format!(
+                    "the Redis CA file {} holds no PEM certificate",
+                    path.display()
+                )));
+            }
+            certs
+        }
+    };
+    let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
+    let verifier =
+        rustls_platform_verifier::Verifier::new_with_extra_roots(extra, provider.clone())
+            .map_err(|e| bad(format!("cannot set up TLS for Redis: {e}")))?;
+    let config = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map_err(|e| bad(format!("cannot set up TLS for Redis: {e}")))?
+        .dangerous() // Not a lax verifier: the platform's, with the extra roots.
+        .with_custom_certificate_verifier(Arc::new(verifier))
+        .with_no_client_auth();
+    Ok(Arc::new(config))
+}
+
 #[derive(Debug)]
 struct Connection {
-    stream: BufReader<TcpStream>,
+    stream: BufReader<Box<dyn Stream>>,
 }
 
 impl Connection {
-    async fn open(target: &RedisTarget) -> Result<Self, String> {
-        let stream = TcpStream::connect((target.host.as_str(), target.port))
+    async fn open(
+        target: &RedisTarget,
+        tls: Option<&Arc<rustls::ClientConfig>>,
+    ) -> Result<Self, String> {
+        let tcp = TcpStream::connect((target.host.as_str(), target.port))
             .await
             .map_err(|e| format!("cannot connect: {e}"))?;
-        let _ = stream.set_nodelay(true);
+        let _ = tcp.set_nodelay(true);
+        let stream: Box<dyn Stream> = match tls {
+            None => Box::new(tcp),
+            Some(config) => {
+                let name = ServerName::try_from(target.host.clone())
+                    .map_err(|e| format!("`{}` is not a TLS server name: {e}", target.host))?;
+                let tls = tokio_rustls::TlsConnector::from(Arc::clone(config))
+                    .connect(name, tcp)
+                    .await
+                    .map_err(|e| {
+                        format!(
+                            "TLS handshake failed: {e} (for a private CA, give its PEM file in \
+                             `[docs] redis_ca_file` or DEVLENS_REDIS_CA_FILE)"
+                        )
+                    })?;
+                Box::new(tls)
+            }
+        };
         let mut conn = Self {
             stream: BufReader::new(stream),
         };
@@ -235,6 +304,8 @@ pub struct RedisStats {
 #[derive(Debug)]
 pub struct RedisCache {
     target: RedisTarget,
+    /// For `rediss://`.
+    tls: Option<Arc<rustls::ClientConfig>>,
     conn: tokio::sync::Mutex<Option<Connection>>,
     down_until: Mutex<Option<Instant>>,
     /// Set while an outage has been reported, so it is reported once.
@@ -243,14 +314,21 @@ pub struct RedisCache {
 }
 
 impl RedisCache {
-    pub fn new(target: RedisTarget) -> Self {
-        Self {
+    /// The cache at `target`; `ca_file` adds a CA to trust for `rediss://`.
+    pub fn new(target: RedisTarget, ca_file: Option<&Path>) -> Result<Self, DocsError> {
+        let tls = if target.tls {
+            Some(tls_config(ca_file)?)
+        } else {
+            None
+        };
+        Ok(Self {
             target,
+            tls,
             conn: tokio::sync::Mutex::new(None),
             down_until: Mutex::new(None),
             warned: AtomicBool::new(false),
             stats: RedisStats::default(),
-        }
+        })
     }
 
     pub fn target(&self) -> &RedisTarget {
@@ -286,7 +364,7 @@ impl RedisCache {
         let mut slot = self.conn.lock().await;
         let attempt = async {
             if slot.is_none() {
-                *slot = Some(Connection::open(&self.target).await?);
+                *slot = Some(Connection::open(&self.target, self.tls.as_ref()).await?);
             }
             match slot.as_mut() {
                 Some(conn) => conn.command(args).await,
@@ -346,10 +424,12 @@ mod tests {
             (u.host.as_str(), u.username.as_deref()),
             ("::1", Some("app"))
         );
+        let tls = RedisTarget::parse("rediss://cache.example.com:6380").unwrap();
+        assert!(tls.tls);
+        assert_eq!(tls.to_string(), "rediss://cache.example.com:6380/0");
         for bad in [
             "http://x",
             "redis://x/notadb",
-            "rediss://x",
             "localhost:6379",
             "redis://:pw@x/zz",
         ] {
@@ -367,8 +447,11 @@ mod tests {
             .local_addr()
             .unwrap()
             .port();
-        let cache =
-            RedisCache::new(RedisTarget::parse(&format!("redis://127.0.0.1:{port}")).unwrap());
+        let cache = RedisCache::new(
+            RedisTarget::parse(&format!("redis://127.0.0.1:{port}")).unwrap(),
+            None,
+        )
+        .unwrap();
         assert_eq!(cache.get("k").await, None);
         cache.set("k", b"v", ANSWER_TTL).await;
         assert!(!cache.ping().await);

@@ -24,13 +24,45 @@ impl RedisServer {
     }
 
     fn start_with(extra: &[&str]) -> Option<Self> {
+        Self::start_listening(|port| vec!["--port".into(), port.to_string()], extra)
+    }
+
+    /// TLS only, with the test CA's server certificate (for 127.0.0.1 and localhost).
+    fn start_tls() -> Option<Self> {
+        let tls = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/tls");
+        let file = |name: &str| tls.join(name).display().to_string();
+        let (cert, key, ca) = (file("server.pem"), file("server.key"), file("ca.pem"));
+        Self::start_listening(
+            |port| {
+                vec![
+                    "--port".into(),
+                    "0".into(),
+                    "--tls-port".into(),
+                    port.to_string(),
+                ]
+            },
+            &[
+                "--tls-cert-file",
+                &cert,
+                "--tls-key-file",
+                &key,
+                "--tls-ca-cert-file",
+                &ca,
+                "--tls-auth-clients",
+                "no",
+            ],
+        )
+    }
+
+    fn start_listening(listen: impl Fn(u16) -> Vec<String>, extra: &[&str]) -> Option<Self> {
         let port = std::net::TcpListener::bind("127.0.0.1:0")
             .ok()?
             .local_addr()
             .ok()?
             .port();
         let spawned = Command::new("redis-server")
-            .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
+            .args(listen(port))
+            .args(["--bind", "127.0.0.1"])
             .args(["--save", "", "--appendonly", "no"])
             .args(extra)
             .stdout(Stdio::null())
@@ -123,7 +155,7 @@ fn servers_share_answers_until_the_docs_change_and_survive_redis_going_away() {
     let open = |registry: &str| {
         Docs::with_embedder(&dir.path().join(registry), None)
             .unwrap()
-            .with_redis(&redis.url())
+            .with_redis(&redis.url(), None)
             .unwrap()
     };
     // Servers A and C share a data dir; B has its own, where the same docs were ingested.
@@ -194,15 +226,75 @@ fn a_password_and_a_database_from_the_url_are_used() {
     let url = |auth: &str| format!("redis://{auth}127.0.0.1:{}/5", redis.port);
     let good = Docs::with_embedder(&dir.path().join("a.sqlite"), None)
         .unwrap()
-        .with_redis(&url(":s3cret@"))
+        .with_redis(&url(":s3cret@"), None)
         .unwrap();
     assert!(rt.block_on(good.redis().unwrap().ping()));
     // A wrong password is a cache that is not there, not a failing query.
     let wrong = Docs::with_embedder(&dir.path().join("b.sqlite"), None)
         .unwrap()
-        .with_redis(&url(":nope@"))
+        .with_redis(&url(":nope@"), None)
         .unwrap();
     let cache = wrong.redis().unwrap();
     assert!(!rt.block_on(cache.ping()));
     assert_eq!(cache.stats.errors.load(Relaxed), 1);
+}
+
+/// `rediss://`: answers are shared over TLS when the server's certificate is trusted (its CA
+/// given as a file), and a server whose certificate is not trusted is a cache that is not there
+/// (the query still answers), never an unverified connection.
+#[test]
+fn tls_to_redis_checks_the_certificate() {
+    let Some(redis) = RedisServer::start_tls() else {
+        return;
+    };
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let ca = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/tls/ca.pem");
+    let url = format!("rediss://127.0.0.1:{}/2", redis.port);
+
+    let trusted = |registry: &str| {
+        Docs::with_embedder(&dir.path().join(registry), None)
+            .unwrap()
+            .with_redis(&url, Some(&ca))
+            .unwrap()
+    };
+    let a = trusted("a.sqlite");
+    assert!(rt.block_on(a.redis().unwrap().ping()), "TLS PING");
+    let pages = dir.path().join("pages");
+    std::fs::create_dir(&pages).unwrap();
+    std::fs::write(
+        pages.join("a.md"),
+        "# Widgets\n\n## Size\n\nWidgets are small.\n",
+    )
+    .unwrap();
+    let b = trusted("b.sqlite");
+    ingest(&a, &rt, &pages);
+    ingest(&b, &rt, &pages);
+    assert_eq!(ask(&a, &rt, "how big are widgets").1, CacheOutcome::Miss);
+    assert_eq!(ask(&b, &rt, "how big are widgets").1, CacheOutcome::Redis);
+
+    // The system's roots alone do not know the test CA: no connection, and no failing query.
+    let untrusted = Docs::with_embedder(&dir.path().join("a.sqlite"), None)
+        .unwrap()
+        .with_redis(&url, None)
+        .unwrap();
+    assert!(!rt.block_on(untrusted.redis().unwrap().ping()));
+    let (answer, outcome) = ask(&untrusted, &rt, "how big are widgets");
+    assert_eq!(outcome, CacheOutcome::Miss);
+    assert!(answer.contains("small"), "{answer}");
+
+    // Plain redis:// to a TLS port fails the same quiet way.
+    let plain = Docs::with_embedder(&dir.path().join("a.sqlite"), None)
+        .unwrap()
+        .with_redis(&format!("redis://127.0.0.1:{}/2", redis.port), None)
+        .unwrap();
+    assert!(!rt.block_on(plain.redis().unwrap().ping()));
+
+    // A CA file that is not there is a clear error at start.
+    let err = Docs::with_embedder(&dir.path().join("c.sqlite"), None)
+        .unwrap()
+        .with_redis(&url, Some(&dir.path().join("missing.pem")))
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("redis_ca_file"), "{err}");
 }
