@@ -12,6 +12,10 @@
 //! The site's `robots.txt` is read first ([`crate::robots`]): disallowed links are not followed
 //! (and counted), a disallowed start page is an error, and a `Crawl-delay` makes the crawl fetch
 //! one page at a time that far apart (10 s at most). `ignore_robots` is for sites the user owns.
+//!
+//! The site's sitemaps (those robots.txt names, else `/sitemap.xml`) add the pages they list in
+//! scope to the start page's links, so pages no link reaches (a navigation drawn by JavaScript)
+//! are read too.
 
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -23,6 +27,7 @@ use crate::DocsError;
 use crate::blocks::Format;
 use crate::ingest::{self, Pages};
 use crate::robots::{self, Robots};
+use crate::sitemap::{self, Sitemap};
 
 /// Pages fetched at most, by default: a whole docs section of most libraries.
 pub const DEFAULT_MAX_PAGES: usize = 200;
@@ -33,6 +38,8 @@ const IN_FLIGHT: usize = 4;
 const PAGE_TIMEOUT: Duration = Duration::from_secs(30);
 /// The longest `Crawl-delay` honoured as asked; a longer one is cut to this (and said).
 const MAX_CRAWL_DELAY: Duration = Duration::from_secs(10);
+/// Sitemap files read at most (an index and its children).
+const MAX_SITEMAPS: usize = 32;
 
 /// How far a crawl goes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -65,6 +72,8 @@ pub struct CrawlOutcome {
     pub disallowed: usize,
     /// The site's `Crawl-delay`, as honoured.
     pub crawl_delay: Option<Duration>,
+    /// Pages in scope the site's sitemaps list besides the start page's links.
+    pub from_sitemap: usize,
 }
 
 /// One fetched page.
@@ -256,6 +265,58 @@ async fn fetch_robots(client: &reqwest::Client, start: &Url) -> Result<Robots, D
     Ok(Robots::parse(&text))
 }
 
+/// The page URLs the site's sitemaps list: those robots.txt names, else `/sitemap.xml` (quietly
+/// nothing when there is none). Sitemap indexes are followed; compressed sitemaps are passed over.
+async fn sitemap_pages(client: &reqwest::Client, rules: &Robots, start: &Url) -> Vec<Url> {
+    let mut queue: std::collections::VecDeque<String> = rules.sitemaps.iter().cloned().collect();
+    if queue.is_empty() {
+        let mut url = start.clone();
+        url.set_path("/sitemap.xml");
+        url.set_query(None);
+        url.set_fragment(None);
+        queue.push_back(url.to_string());
+    }
+    let mut read = 0;
+    let mut pages = Vec::new();
+    let mut visited = HashSet::new();
+    while let Some(next) = queue.pop_front() {
+        if read >= MAX_SITEMAPS || !visited.insert(next.clone()) {
+            continue;
+        }
+        read += 1;
+        let Ok(url) = Url::parse(&next) else { continue };
+        if !matches!(url.scheme(), "http" | "https") || url.path().ends_with(".gz") {
+            continue;
+        }
+        let Some(text) = fetch_sitemap(client, url).await else {
+            continue;
+        };
+        match sitemap::parse(&text) {
+            Sitemap::Index(children) => queue.extend(children),
+            Sitemap::Pages(locs) => pages.extend(
+                locs.iter()
+                    .filter_map(|l| Url::parse(l).ok())
+                    .map(without_fragment),
+            ),
+        }
+    }
+    pages
+}
+
+async fn fetch_sitemap(client: &reqwest::Client, url: Url) -> Option<String> {
+    let response = client.get(url.clone()).send().await.ok()?;
+    if !response.status().is_success() {
+        return None;
+    }
+    let bytes = response.bytes().await.ok()?;
+    // Gzip without a matching Content-Encoding, or something far too big to be a sitemap.
+    if bytes.starts_with(&[0x1f, 0x8b]) || bytes.len() as u64 > ingest::MAX_PAGE_BYTES {
+        tracing::debug!(%url, "sitemap passed over (compressed or too large)");
+        return None;
+    }
+    Some(String::from_utf8_lossy(&bytes).into_owned())
+}
+
 /// Crawls from `start`. `progress(done, known)` after each page; `known` grows as links are
 /// found.
 pub async fn crawl(
@@ -319,6 +380,11 @@ pub async fn crawl(
         }
     };
     let scope = Scope::of(&first.url);
+    let listed = if limits.max_depth > 0 {
+        sitemap_pages(&client, &rules, &first.url).await
+    } else {
+        Vec::new()
+    };
     let mut seen: HashSet<String> = HashSet::new();
     seen.insert(start_url.to_string());
     seen.insert(first.url.to_string());
@@ -358,6 +424,23 @@ pub async fn crawl(
                     } else if known < limits.max_pages {
                         known += 1;
                         next.push(link);
+                    } else {
+                        outcome.left_over += 1;
+                    }
+                }
+            }
+        }
+        if depth == 0 {
+            // The sitemaps' pages come after the start page's links.
+            for link in &listed {
+                if scope.contains(link) && looks_like_a_page(link) && seen.insert(link.to_string())
+                {
+                    if !rules.allows(&robots_path(link)) {
+                        outcome.disallowed += 1;
+                    } else if known < limits.max_pages {
+                        known += 1;
+                        outcome.from_sitemap += 1;
+                        next.push(link.clone());
                     } else {
                         outcome.left_over += 1;
                     }

@@ -30,6 +30,7 @@ pub mod resolve;
 pub mod robots;
 mod rst;
 pub mod search;
+pub mod sitemap;
 pub use devlens_search::tokens;
 
 use std::collections::HashMap;
@@ -419,6 +420,13 @@ impl Docs {
                         "{} links the site's robots.txt disallows were not followed \
                          (--ignore-robots follows them on a site of your own)",
                         outcome.disallowed
+                    ));
+                }
+                if outcome.from_sitemap > 0 {
+                    notes.push(format!(
+                        "{} pages were added from the site's sitemap, beyond the start page's \
+                         links",
+                        outcome.from_sitemap
                     ));
                 }
                 if let Some(delay) = outcome.crawl_delay {

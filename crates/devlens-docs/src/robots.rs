@@ -19,6 +19,8 @@ pub struct Robots {
     rules: Vec<(bool, String)>,
     /// Seconds between requests the site asks for.
     pub crawl_delay: Option<Duration>,
+    /// `Sitemap:` URLs (they belong to no group).
+    pub sitemaps: Vec<String>,
 }
 
 impl Robots {
@@ -36,6 +38,7 @@ impl Robots {
             delay: Option<Duration>,
         }
         let mut groups: Vec<Group> = Vec::new();
+        let mut sitemaps = Vec::new();
         let mut in_agents = false;
         for line in text.lines() {
             let line = line.split('#').next().unwrap_or("").trim();
@@ -74,7 +77,14 @@ impl Robots {
                         g.delay = Some(Duration::from_secs_f64(secs));
                     }
                 }
-                // Sitemap and unknown lines do not end a group's agent list (RFC 9309 2.2.4).
+                "sitemap" => {
+                    // The value is a URL: rejoin what the split at ':' took apart.
+                    let url = line.split_once(':').map(|(_, v)| v.trim()).unwrap_or("");
+                    if !url.is_empty() {
+                        sitemaps.push(url.to_string());
+                    }
+                }
+                // Unknown lines do not end a group's agent list (RFC 9309 2.2.4).
                 _ => {}
             }
         }
@@ -94,6 +104,7 @@ impl Robots {
         Self {
             rules: chosen.iter().flat_map(|g| g.rules.clone()).collect(),
             crawl_delay: chosen.iter().find_map(|g| g.delay),
+            sitemaps,
         }
     }
 
@@ -202,6 +213,7 @@ mod tests {
     fn empty_disallow_and_junk_lines_allow_everything() {
         let r = Robots::parse("User-agent: *\nDisallow:\nnonsense\nSitemap: https://x/s.xml\n");
         assert!(r.allows("/anything"));
+        assert_eq!(r.sitemaps, ["https://x/s.xml"]);
         assert!(Robots::parse("").allows("/x"));
     }
 }

@@ -589,20 +589,27 @@ fn json_logs_carry_one_event_per_query_with_its_facts() {
     );
 }
 
-/// Serves `files` (path -> content type, body) on a local port; anything else is a 404.
+/// Serves `files` (path -> content type, body) on a local port; anything else is a 404. `SITE`
+/// in a body becomes the server's own address.
 fn serve_site(
     rt: &tokio::runtime::Runtime,
     files: Vec<(&'static str, &'static str, String)>,
 ) -> String {
-    use axum::http::{StatusCode, Uri, header};
+    use axum::http::{HeaderMap, StatusCode, Uri, header};
     let files = std::sync::Arc::new(files);
-    let router = axum::Router::new().fallback(move |uri: Uri| {
+    let router = axum::Router::new().fallback(move |uri: Uri, headers: HeaderMap| {
         let files = std::sync::Arc::clone(&files);
         async move {
+            let host = headers
+                .get(header::HOST)
+                .and_then(|h| h.to_str().ok())
+                .unwrap_or_default();
             match files.iter().find(|(path, _, _)| *path == uri.path()) {
-                Some((_, ct, body)) => {
-                    (StatusCode::OK, [(header::CONTENT_TYPE, *ct)], body.clone())
-                }
+                Some((_, ct, body)) => (
+                    StatusCode::OK,
+                    [(header::CONTENT_TYPE, *ct)],
+                    body.replace("SITE", &format!("http://{host}")),
+                ),
                 None => (
                     StatusCode::NOT_FOUND,
                     [(header::CONTENT_TYPE, "text/plain")],
@@ -917,4 +924,95 @@ fn add_url_keeps_to_what_robots_txt_allows() {
     .failure()
     .stderr(predicate::str::contains("robots.txt"))
     .stderr(predicate::str::contains("--ignore-robots"));
+}
+
+/// Pages that only the sitemap lists (a navigation drawn by JavaScript) are read too: through
+/// robots.txt's `Sitemap:` line and a sitemap index, within the crawl's scope.
+#[test]
+fn add_url_reads_the_pages_the_sitemap_lists() {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let html = "text/html; charset=utf-8";
+    let xml = "application/xml";
+    let site = serve_site(
+        &rt,
+        vec![
+            (
+                "/robots.txt",
+                "text/plain",
+                "User-agent: *\nDisallow: /docs/drafts/\n\nSitemap: SITE/sitemap-index.xml\n"
+                    .into(),
+            ),
+            (
+                "/sitemap-index.xml",
+                xml,
+                "<sitemapindex><sitemap><loc>SITE/sitemaps/docs.xml</loc></sitemap></sitemapindex>"
+                    .into(),
+            ),
+            (
+                "/sitemaps/docs.xml",
+                xml,
+                "<urlset><url><loc>SITE/docs/index.html</loc></url>\
+                 <url><loc>SITE/docs/api/gears.html</loc></url>\
+                 <url><loc>SITE/docs/drafts/next.html</loc></url>\
+                 <url><loc>SITE/blog/news.html</loc></url></urlset>"
+                    .into(),
+            ),
+            (
+                "/docs/index.html",
+                html,
+                "<h1>Gears</h1><div id=nav></div><p>Gears turn other gears.</p>".into(),
+            ),
+            (
+                "/docs/api/gears.html",
+                html,
+                "<h1>Gear API</h1><p>Call spin() with the number of teeth to mesh.</p>".into(),
+            ),
+            (
+                "/docs/drafts/next.html",
+                html,
+                "<h1>Draft</h1><p>Not ready.</p>".into(),
+            ),
+            (
+                "/blog/news.html",
+                html,
+                "<h1>News</h1><p>Out of scope.</p>".into(),
+            ),
+        ],
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let added = json_out(
+        dir.path(),
+        &[
+            "docs",
+            "add",
+            "gears",
+            "--url",
+            &format!("{site}/docs/index.html"),
+            "--json",
+        ],
+    );
+    assert_eq!(added["pages"], 2, "{added}");
+    let notice = added["notice"].as_str().unwrap_or_default();
+    assert!(
+        notice.contains("1 pages were added from the site's sitemap"),
+        "{added}"
+    );
+    assert!(
+        notice.contains("1 links the site's robots.txt disallows"),
+        "{added}"
+    );
+    let answer = json_out(
+        dir.path(),
+        &[
+            "docs",
+            "query",
+            "gears",
+            "how do I mesh gears by teeth",
+            "--json",
+        ],
+    );
+    assert!(
+        answer["context"].as_str().unwrap().contains("spin()"),
+        "{answer}"
+    );
 }
