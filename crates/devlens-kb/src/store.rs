@@ -49,13 +49,16 @@ CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);
 INSERT OR IGNORE INTO meta (key, value) VALUES ('generation', 0);
 ";
 
+/// One chunk's byte range in its solution's text, and its vector.
+pub type ChunkVector = (Range<usize>, Vec<f32>);
+
 /// Vectors of one solution's chunks, and what they were computed from.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ChunkVectors {
     pub content_hash: String,
     pub model: String,
     pub dims: usize,
-    pub chunks: Vec<(Range<usize>, Vec<f32>)>,
+    pub chunks: Vec<ChunkVector>,
 }
 
 /// Every current chunk vector of one model, for the in-memory index.
@@ -487,7 +490,7 @@ impl Store {
         id: &str,
         model: &str,
         dims: usize,
-    ) -> Result<Vec<(Range<usize>, Vec<f32>)>, KbError> {
+    ) -> Result<Vec<ChunkVector>, KbError> {
         let conn = self.lock();
         let mut stmt = conn
             .prepare_cached(
