@@ -36,7 +36,7 @@ pub const DEFAULT_MAX_DEPTH: usize = 5;
 /// Requests in flight at once: quick on a docs host without hammering it.
 const IN_FLIGHT: usize = 4;
 const PAGE_TIMEOUT: Duration = Duration::from_secs(30);
-/// The longest `Crawl-delay` honoured as asked; a longer one is cut to this (and said).
+/// The longest `Crawl-delay` honoured as asked; a longer one is cut to this.
 const MAX_CRAWL_DELAY: Duration = Duration::from_secs(10);
 /// Sitemap files read at most (an index and its children).
 const MAX_SITEMAPS: usize = 32;
