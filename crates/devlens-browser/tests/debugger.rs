@@ -235,6 +235,17 @@ async fn server() -> String {
 }
 
 /// A new tab of the shared browser showing the debugger fixture.
+/// A breakpoint at `url`:`line` (1-based), which must be accepted.
+async fn break_at(tab: &Tab, url: &str, line: u32) -> devlens_browser::BreakpointSet {
+    tab.set_breakpoint(&BreakpointRequest {
+        url: url.into(),
+        line,
+        ..Default::default()
+    })
+    .await
+    .unwrap_or_else(|e| panic!("set a breakpoint at {url}:{line}: {e}"))
+}
+
 async fn open(env: &Env) -> Tab {
     open_at(env, "/debug").await
 }
@@ -272,14 +283,7 @@ async fn step(tab: &Tab, direction: StepDirection) -> PauseContext {
 fn a_click_hits_a_breakpoint_and_steps_show_what_changed() {
     with_browser(|env: Env| async move {
         let tab = open(&env).await;
-        let set = tab
-            .set_breakpoint(&BreakpointRequest {
-                url: "app.js".into(),
-                line: 6,
-                ..Default::default()
-            })
-            .await
-            .expect("set a breakpoint");
+        let set = break_at(&tab, "app.js", 6).await;
         let bp = set.breakpoint.clone();
         assert!(
             bp.locations.iter().any(|l| l.contains("/js/app.js:6:")),
@@ -461,14 +465,7 @@ fn calls_in_the_wrong_state_say_what_to_do_first() {
         assert!(err.to_string().contains("1-based"), "{err}");
 
         // A script that is not there: set, but unbound, and the loaded scripts are named.
-        let set = tab
-            .set_breakpoint(&BreakpointRequest {
-                url: "missing.js".into(),
-                line: 3,
-                ..Default::default()
-            })
-            .await
-            .expect("set");
+        let set = break_at(&tab, "missing.js", 3).await;
         assert!(set.breakpoint.locations.is_empty());
         assert!(
             set.notes.iter().any(|n| n.contains("/js/app.js")),
@@ -522,14 +519,7 @@ fn breakpoints_in_original_sources_of_a_source_mapped_bundle() {
         );
 
         // By the original file (a suffix) and line: `sum += price(item);`.
-        let set = tab
-            .set_breakpoint(&BreakpointRequest {
-                url: "src/cart.js".into(),
-                line: 5,
-                ..Default::default()
-            })
-            .await
-            .expect("set a breakpoint in the original source");
+        let set = break_at(&tab, "src/cart.js", 5).await;
         let bp = set.breakpoint.clone();
         let text = set.to_text();
         assert_eq!(
@@ -629,14 +619,7 @@ fn breakpoints_in_original_sources_of_a_source_mapped_bundle() {
 
         // A line without code slides to the next one; past the end is an error that says so;
         // an unknown source names the known ones.
-        let set = tab
-            .set_breakpoint(&BreakpointRequest {
-                url: "cart.js".into(),
-                line: 9,
-                ..Default::default()
-            })
-            .await
-            .expect("set on a blank line");
+        let set = break_at(&tab, "cart.js", 9).await;
         assert_eq!(
             set.breakpoint.locations,
             vec!["/sm/src/cart.js:10:1".to_string()]
@@ -658,14 +641,7 @@ fn breakpoints_in_original_sources_of_a_source_mapped_bundle() {
             .await
             .unwrap_err();
         assert!(err.to_string().contains("has no code at line 40"), "{err}");
-        let set = tab
-            .set_breakpoint(&BreakpointRequest {
-                url: "src/nope.ts".into(),
-                line: 1,
-                ..Default::default()
-            })
-            .await
-            .expect("unbound breakpoint");
+        let set = break_at(&tab, "src/nope.ts", 1).await;
         assert!(set.breakpoint.locations.is_empty());
         assert!(
             set.notes.iter().any(|n| n.contains("/sm/src/price.js")),
@@ -680,26 +656,12 @@ fn a_breakpoint_in_a_source_not_loaded_yet_binds_when_its_bundle_loads() {
     with_browser(|env: Env| async move {
         let tab = open(&env).await;
         // Set before the page with the bundle loads: nothing knows src/discount.js yet.
-        let set = tab
-            .set_breakpoint(&BreakpointRequest {
-                url: "src/discount.js".into(),
-                line: 3,
-                ..Default::default()
-            })
-            .await
-            .expect("set");
+        let set = break_at(&tab, "src/discount.js", 3).await;
         assert!(set.breakpoint.locations.is_empty(), "{}", set.to_text());
         let id = set.breakpoint.id.clone();
         // Line 7 runs as soon as the bundle loads: it still binds in time (the bundle waits
         // for its map while breakpoints are pending).
-        let on_load = tab
-            .set_breakpoint(&BreakpointRequest {
-                url: "src/discount.js".into(),
-                line: 7,
-                ..Default::default()
-            })
-            .await
-            .expect("set");
+        let on_load = break_at(&tab, "src/discount.js", 7).await;
         let outcome = tab
             .navigate(
                 &Navigation::Url(format!("{}/sm/page", server().await)),
@@ -775,14 +737,7 @@ fn a_breakpoint_in_a_source_not_loaded_yet_binds_when_its_bundle_loads() {
 fn wait_for_stops_when_the_page_pauses_and_refuses_on_a_paused_page() {
     with_browser(|env: Env| async move {
         let tab = open(&env).await;
-        let set = tab
-            .set_breakpoint(&BreakpointRequest {
-                url: "app.js".into(),
-                line: 2,
-                ..Default::default()
-            })
-            .await
-            .expect("set");
+        let set = break_at(&tab, "app.js", 2).await;
         // A timer runs into the breakpoint while we wait for text that never comes.
         tab.evaluate(
             "setTimeout(() => add(1, 2), 300); 'armed'",
@@ -843,14 +798,7 @@ fn navigate_and_evaluate_that_hit_a_breakpoint_answer_with_the_pause() {
     with_browser(|env: Env| async move {
         let tab = open(&env).await;
         // Line 13 runs while the page loads.
-        let set = tab
-            .set_breakpoint(&BreakpointRequest {
-                url: "app.js".into(),
-                line: 13,
-                ..Default::default()
-            })
-            .await
-            .expect("set");
+        let set = break_at(&tab, "app.js", 13).await;
         let start = Instant::now();
         let outcome = tab
             .navigate(&Navigation::Reload, None)
@@ -885,14 +833,7 @@ fn navigate_and_evaluate_that_hit_a_breakpoint_answer_with_the_pause() {
         tab.resume().await.expect("resume");
 
         // An evaluate that calls into a breakpoint returns with where it stopped.
-        let set = tab
-            .set_breakpoint(&BreakpointRequest {
-                url: "app.js".into(),
-                line: 2,
-                ..Default::default()
-            })
-            .await
-            .expect("set");
+        let set = break_at(&tab, "app.js", 2).await;
         let start = Instant::now();
         let eval = tab
             .evaluate("add(2, 3)", &EvaluateOptions::default())
