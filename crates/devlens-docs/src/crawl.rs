@@ -317,6 +317,40 @@ async fn fetch_sitemap(client: &reqwest::Client, url: Url) -> Option<String> {
     Some(String::from_utf8_lossy(&bytes).into_owned())
 }
 
+/// Which links a crawl follows: new ones in scope that robots.txt allows, up to `max_pages`.
+struct Frontier<'a> {
+    scope: &'a Scope,
+    rules: &'a Robots,
+    max_pages: usize,
+    /// URLs met so far (fetched, queued or passed over).
+    seen: HashSet<String>,
+    /// Pages fetched or queued.
+    known: usize,
+}
+
+impl Frontier<'_> {
+    /// Whether `link` is to be fetched (counting it as known); what is passed over for robots.txt
+    /// or the page limit is counted in `outcome`.
+    fn admit(&mut self, link: &Url, outcome: &mut CrawlOutcome) -> bool {
+        if !self.scope.contains(link)
+            || !looks_like_a_page(link)
+            || !self.seen.insert(link.to_string())
+        {
+            return false;
+        }
+        if !self.rules.allows(&robots_path(link)) {
+            outcome.disallowed += 1;
+            false
+        } else if self.known < self.max_pages {
+            self.known += 1;
+            true
+        } else {
+            outcome.left_over += 1;
+            false
+        }
+    }
+}
+
 /// Crawls from `start`. `progress(done, known)` after each page; `known` grows as links are
 /// found.
 pub async fn crawl(
@@ -385,9 +419,13 @@ pub async fn crawl(
     } else {
         Vec::new()
     };
-    let mut seen: HashSet<String> = HashSet::new();
-    seen.insert(start_url.to_string());
-    seen.insert(first.url.to_string());
+    let mut frontier = Frontier {
+        scope: &scope,
+        rules: &rules,
+        max_pages: limits.max_pages,
+        seen: HashSet::from([start_url.to_string(), first.url.to_string()]),
+        known: 1,
+    };
 
     let mut outcome = CrawlOutcome {
         crawl_delay: delay,
@@ -395,7 +433,6 @@ pub async fn crawl(
     };
     let mut dedup = HashSet::new();
     let mut done = 1usize;
-    let mut known = 1usize;
     let mut level: Vec<Fetched> = vec![first];
     let mut depth = 0usize;
     loop {
@@ -415,39 +452,21 @@ pub async fn crawl(
                 continue;
             }
             for link in links(page) {
-                if scope.contains(&link)
-                    && looks_like_a_page(&link)
-                    && seen.insert(link.to_string())
-                {
-                    if !rules.allows(&robots_path(&link)) {
-                        outcome.disallowed += 1;
-                    } else if known < limits.max_pages {
-                        known += 1;
-                        next.push(link);
-                    } else {
-                        outcome.left_over += 1;
-                    }
+                if frontier.admit(&link, &mut outcome) {
+                    next.push(link);
                 }
             }
         }
         if depth == 0 {
             // The sitemaps' pages come after the start page's links.
             for link in &listed {
-                if scope.contains(link) && looks_like_a_page(link) && seen.insert(link.to_string())
-                {
-                    if !rules.allows(&robots_path(link)) {
-                        outcome.disallowed += 1;
-                    } else if known < limits.max_pages {
-                        known += 1;
-                        outcome.from_sitemap += 1;
-                        next.push(link.clone());
-                    } else {
-                        outcome.left_over += 1;
-                    }
+                if frontier.admit(link, &mut outcome) {
+                    outcome.from_sitemap += 1;
+                    next.push(link.clone());
                 }
             }
         }
-        progress(done, known);
+        progress(done, frontier.known);
         if next.is_empty() {
             break;
         }
@@ -478,14 +497,14 @@ pub async fn crawl(
                 results[i] = Some(result);
             }
             done += 1;
-            progress(done, known);
+            progress(done, frontier.known);
         }
         level = Vec::new();
         for (url, result) in urls.iter().zip(results) {
             match result {
                 Some(Ok(page)) => {
                     // A redirect onto a page already read is not read twice.
-                    if page.url.as_str() == url || seen.insert(page.url.to_string()) {
+                    if page.url.as_str() == url || frontier.seen.insert(page.url.to_string()) {
                         level.push(page);
                     }
                 }

@@ -142,6 +142,12 @@ fn vector_blob(v: &[f32]) -> Vec<u8> {
     v.iter().flat_map(|x| x.to_le_bytes()).collect()
 }
 
+/// The floats of a [`vector_blob`].
+fn blob_floats(blob: &[u8]) -> impl Iterator<Item = f32> + '_ {
+    blob.chunks_exact(4)
+        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+}
+
 impl Store {
     pub fn open(path: &Path) -> Result<Self, KbError> {
         let conn =
@@ -512,11 +518,7 @@ impl Store {
         for row in rows {
             let (range, blob) = row.map_err(|e| self.err(e))?;
             if blob.len() == dims * 4 {
-                let vector = blob
-                    .chunks_exact(4)
-                    .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-                    .collect();
-                out.push((range, vector));
+                out.push((range, blob_floats(&blob).collect()));
             }
         }
         Ok(out)
@@ -548,10 +550,7 @@ impl Store {
                 r.get(0).map_err(|e| self.err(e))?,
                 start as usize..end as usize,
             ));
-            loaded.data.extend(
-                blob.chunks_exact(4)
-                    .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])),
-            );
+            loaded.data.extend(blob_floats(&blob));
         }
         Ok(loaded)
     }
