@@ -528,6 +528,45 @@ pub async fn crawl(
 mod tests {
     use super::*;
 
+    /// A server that answers every request with HTTP `status` and an empty body.
+    async fn answering(status: &'static str) -> String {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let address = listener.local_addr().unwrap();
+        tokio::spawn(async move {
+            while let Ok((mut socket, _)) = listener.accept().await {
+                let mut request = [0u8; 4096];
+                let _ = socket.read(&mut request).await;
+                let reply =
+                    format!("HTTP/1.1 {status}\r\ncontent-length: 0\r\nconnection: close\r\n\r\n");
+                let _ = socket.write_all(reply.as_bytes()).await;
+            }
+        });
+        format!("http://{address}")
+    }
+
+    #[tokio::test]
+    async fn a_robots_txt_that_fails_stops_the_crawl_with_what_to_do() {
+        let site = answering("503 Service Unavailable").await;
+        let err = crawl(&format!("{site}/docs/"), CrawlLimits::default(), &|_, _| {})
+            .await
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("robots.txt"), "{err}");
+        assert!(err.contains("503"), "{err}");
+        assert!(err.contains("--ignore-robots"), "{err}");
+        // Told to ignore it, the crawl goes on to the start page (which fails the same way).
+        let ignored = CrawlLimits {
+            ignore_robots: true,
+            ..CrawlLimits::default()
+        };
+        let err = crawl(&format!("{site}/docs/"), ignored, &|_, _| {})
+            .await
+            .unwrap_err()
+            .to_string();
+        assert!(!err.contains("robots.txt"), "{err}");
+    }
+
     #[test]
     fn scope_is_the_start_pages_folder_on_its_origin() {
         let s = Scope::of(&Url::parse("https://x.dev/docs/guide/intro.html").unwrap());
