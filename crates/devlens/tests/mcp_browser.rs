@@ -1429,7 +1429,17 @@ fn connect_to_a_running_chromium_with_a_tab_opened_before() {
                 json!({ "action": "switch", "title": "opened before" }),
             )
             .await;
-            assert_eq!(ext.eval("document.title").await, "Opened before");
+            // Once, under a full test run's load, the first evaluate after the switch read an
+            // empty title (not reproduced since): look again briefly before judging.
+            let mut title = ext.eval("document.title").await;
+            for _ in 0..20 {
+                if title == "Opened before" {
+                    break;
+                }
+                tokio::time::sleep(Duration::from_millis(100)).await;
+                title = ext.eval("document.title").await;
+            }
+            assert_eq!(title, "Opened before");
             let snapshot = ext.ok("snapshot", json!({})).await;
             let press = ref_of(&snapshot.text, "button \"Press\"");
             ext.ok("click_element", json!({ "element": press })).await;
