@@ -1,4 +1,5 @@
-//! Configuration, data directories and the project registry shared by every devlens crate.
+//! Configuration, data directories and the project registry shared by every devlens crate, and
+//! the two seams every surface shares: [`Report`] for results and [`ErrorKind`] for failures.
 //!
 //! This crate stays light (serde, toml, dirs) because everything depends on it: the heavy
 //! machinery (search engines, embedders, browsers) lives in the domain crates.
@@ -8,6 +9,7 @@ pub mod config;
 pub mod error;
 pub mod paths;
 pub mod projects;
+pub mod report;
 pub mod suggest;
 
 pub use config::{
@@ -17,3 +19,4 @@ pub use config::{
 pub use error::CoreError;
 pub use paths::DataDir;
 pub use projects::{Project, ProjectRegistry};
+pub use report::{Classify, ErrorKind, Report};
