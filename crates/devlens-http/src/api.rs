@@ -12,10 +12,11 @@ use axum::{
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
+use devlens_core::Classify;
 use devlens_mcp::Services;
 use devlens_openapi::{
     EndpointRef,
-    explorer::{ExplorerError, FailureKind, SpecSelector},
+    explorer::{ExplorerError, SpecSelector},
     search::{SearchMode, SearchRequest},
 };
 
@@ -48,15 +49,8 @@ impl IntoResponse for ApiFailure {
 
 impl From<ExplorerError> for ApiFailure {
     fn from(error: ExplorerError) -> Self {
-        let status = match error.kind() {
-            FailureKind::InvalidInput => StatusCode::BAD_REQUEST,
-            FailureKind::NotFound => StatusCode::NOT_FOUND,
-            FailureKind::Upstream => StatusCode::BAD_GATEWAY,
-            FailureKind::Unprocessable => StatusCode::UNPROCESSABLE_ENTITY,
-            FailureKind::Unavailable => StatusCode::SERVICE_UNAVAILABLE,
-            FailureKind::Conflict => StatusCode::CONFLICT,
-            FailureKind::Internal => StatusCode::INTERNAL_SERVER_ERROR,
-        };
+        let status = StatusCode::from_u16(error.kind().http_status())
+            .unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
         ApiFailure(status, error.to_string())
     }
 }

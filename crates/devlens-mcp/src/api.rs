@@ -12,6 +12,8 @@ use rmcp::{
 };
 use serde::Deserialize;
 
+use devlens_core::Report;
+
 use devlens_openapi::{
     EndpointDetails, EndpointRef,
     explorer::{EndpointPage, IndexReport, IndexStatus, SpecSelector, TagList},

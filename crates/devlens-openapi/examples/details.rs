@@ -1,6 +1,7 @@
 //! Prints an endpoint's details: `cargo run -p devlens-openapi --example details -- SPEC REF [--json]`
 //! where REF is an operationId or `"GET /path"`.
 
+use devlens_core::Report;
 use devlens_openapi::{EndpointRef, SpecCache, SpecSource};
 
 #[tokio::main]

@@ -15,7 +15,7 @@ use devlens_openapi::{
     ApiSpec, Operation,
     search::{OperationIndex, SearchMode, SearchRequest, first_sentence},
 };
-use devlens_search::{VectorIndex, reciprocal_rank_fusion, text::identifier_words};
+use devlens_search::{Retrieval, VectorIndex, reciprocal_rank_fusion, text::identifier_words};
 
 type TextFn = fn(&Operation) -> String;
 
@@ -273,7 +273,10 @@ async fn main() {
             Some(SearchMode::Keyword),
         )
         .unwrap();
-        let hits = keyword.search(&spec, &request, None, None).unwrap().results;
+        let hits = keyword
+            .search(&spec, &request, &Retrieval::keyword())
+            .unwrap()
+            .results;
         let list: Vec<usize> = hits
             .iter()
             .map(|h| by_id[&(h.method.clone(), h.path.clone())])
@@ -393,7 +396,10 @@ async fn main() {
                     Some(SearchMode::Keyword),
                 )
                 .unwrap();
-                let kw_hits = keyword.search(&spec, &request, None, None).unwrap().results;
+                let kw_hits = keyword
+                    .search(&spec, &request, &Retrieval::keyword())
+                    .unwrap()
+                    .results;
                 let top = kw_hits.first().map(|h| h.score).unwrap_or(1.0).max(1e-6);
                 let kw_score: HashMap<usize, f32> = kw_hits
                     .iter()

@@ -322,7 +322,7 @@ const TEXT_DESCRIPTION_CHARS: usize = 300;
 /// listed by name only (filter-heavy endpoints have hundreds).
 const TEXT_FULL_PARAMETERS: usize = 40;
 
-impl EndpointDetails {
+impl devlens_core::Report for EndpointDetails {
     /// A compact, exact text form for agents, e.g.:
     ///
     /// ```text
@@ -334,7 +334,7 @@ impl EndpointDetails {
     /// 201 → { id: integer; … }
     /// errors: 400, 403, 404, 410, 422, 503
     /// ```
-    pub fn to_text(&self) -> String {
+    fn to_text(&self) -> String {
         let mut s = String::new();
         let _ = write!(s, "{} {}", self.method, self.path);
         if let Some(id) = &self.operation_id {

@@ -5,6 +5,8 @@
 //! carries a password or a token from a URL.
 
 use std::fmt;
+
+use devlens_core::{Classify, ErrorKind};
 use std::path::PathBuf;
 
 /// Everything that can go wrong while loading or exploring a spec.
@@ -205,5 +207,21 @@ mod tests {
             e.to_string(),
             "spec.json is not valid JSON: expected `,` at line 3, column 7. Fix the syntax there and load it again."
         );
+    }
+}
+
+impl Classify for OpenApiError {
+    fn kind(&self) -> ErrorKind {
+        match self {
+            Self::InvalidSource { .. } => ErrorKind::InvalidInput,
+            Self::FileNotFound { .. }
+            | Self::UnknownOperation { .. }
+            | Self::UnknownEndpoint { .. }
+            | Self::UnknownTag { .. } => ErrorKind::NotFound,
+            Self::FetchFailed { .. } | Self::HttpStatus { .. } => ErrorKind::Upstream,
+            Self::Internal { .. } => ErrorKind::Internal,
+            // The spec exists but cannot be used: malformed, not OpenAPI, a broken `$ref`.
+            _ => ErrorKind::Unprocessable,
+        }
     }
 }

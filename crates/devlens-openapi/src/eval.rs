@@ -114,8 +114,10 @@ impl EvalReport {
             misses,
         }
     }
+}
 
-    pub fn to_text(&self) -> String {
+impl devlens_core::Report for EvalReport {
+    fn to_text(&self) -> String {
         let mut out = format!(
             "{} questions, {} mode: top-1 {:.2}, top-3 {:.2}, top-5 {:.2}, MRR {:.2}; \
              search p50 {:.2} ms, p95 {:.2} ms",

@@ -8,16 +8,18 @@ use std::time::Instant;
 
 use serde::Serialize;
 
-use devlens_core::{Config, CoreError, ProjectRegistry};
+use devlens_core::{Classify, Config, CoreError, ErrorKind, ProjectRegistry};
 use devlens_embed::{EmbedError, Embedder, Progress, embedder_from_settings};
-use devlens_search::StoreError;
+use devlens_search::{Retrieval, StoreError};
 
 use crate::{
     ApiSpec, EndpointDetails, EndpointRef, EndpointSummary, OpenApiError, SpecCache, SpecSource,
     TagSummary,
     eval::{EvalReport, GoldenQuestion},
-    search::{OperationIndex, SearchMode, SearchRequest, SearchResponse, SemanticQuery},
-    semantic::{IndexStore, SemanticIndex, index_name, query_text},
+    search::{
+        DEFAULT_MODE, OperationIndex, SearchMode, SearchRequest, SearchResponse, SemanticQuery,
+    },
+    semantic::{FileIndexStore, SemanticIndex, SemanticIndexStore, index_name, query_text},
 };
 
 /// How many per-spec search indexes stay in memory.
@@ -61,57 +63,20 @@ pub enum ExplorerError {
     Busy(String),
 }
 
-/// What kind of failure, for surfaces that need a category (HTTP status codes, exit codes).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum FailureKind {
-    /// The request itself is wrong (missing or conflicting arguments).
-    InvalidInput,
-    /// Something named does not exist (project, operation, tag, file).
-    NotFound,
-    /// The spec could not be fetched from its server.
-    Upstream,
-    /// The spec exists but cannot be used (malformed, not OpenAPI, broken `$ref`).
-    Unprocessable,
-    /// A dependency is not available right now (no embedding model, no API key, provider down).
-    Unavailable,
-    /// The same work is already under way.
-    Conflict,
-    Internal,
-}
-
-impl ExplorerError {
-    pub fn kind(&self) -> FailureKind {
+impl Classify for ExplorerError {
+    fn kind(&self) -> ErrorKind {
         match self {
-            Self::InvalidInput(_) => FailureKind::InvalidInput,
-            Self::Project(CoreError::UnknownProject { .. }) => FailureKind::NotFound,
-            Self::Project(
-                CoreError::NoActiveProject
-                | CoreError::InvalidProjectName { .. }
-                | CoreError::ProjectWithoutSpec { .. },
-            ) => FailureKind::InvalidInput,
-            Self::Project(_) => FailureKind::Internal,
-            Self::Spec(e) => spec_failure_kind(e),
-            Self::Search(_) | Self::Store(_) => FailureKind::Internal,
-            Self::Embedding(e) if e.is_unavailable() => FailureKind::Unavailable,
+            Self::InvalidInput(_) => ErrorKind::InvalidInput,
+            Self::Project(e) => e.kind(),
+            Self::Spec(e) => e.kind(),
+            Self::Search(_) | Self::Store(_) => ErrorKind::Internal,
+            Self::Embedding(e) if e.is_unavailable() => ErrorKind::Unavailable,
             Self::Embedding(
                 EmbedError::UnknownProvider { .. } | EmbedError::InvalidSettings(_),
-            ) => FailureKind::InvalidInput,
-            Self::Embedding(_) => FailureKind::Upstream,
-            Self::Busy(_) => FailureKind::Conflict,
+            ) => ErrorKind::InvalidInput,
+            Self::Embedding(_) => ErrorKind::Upstream,
+            Self::Busy(_) => ErrorKind::Conflict,
         }
-    }
-}
-
-fn spec_failure_kind(error: &OpenApiError) -> FailureKind {
-    match error {
-        OpenApiError::InvalidSource { .. } => FailureKind::InvalidInput,
-        OpenApiError::FileNotFound { .. }
-        | OpenApiError::UnknownOperation { .. }
-        | OpenApiError::UnknownEndpoint { .. }
-        | OpenApiError::UnknownTag { .. } => FailureKind::NotFound,
-        OpenApiError::FetchFailed { .. } | OpenApiError::HttpStatus { .. } => FailureKind::Upstream,
-        OpenApiError::Internal { .. } => FailureKind::Internal,
-        _ => FailureKind::Unprocessable,
     }
 }
 
@@ -120,8 +85,8 @@ pub struct TagList {
     pub tags: Vec<TagSummary>,
 }
 
-impl TagList {
-    pub fn to_text(&self) -> String {
+impl devlens_core::Report for TagList {
+    fn to_text(&self) -> String {
         if self.tags.is_empty() {
             return "this spec has no operations".into();
         }
@@ -152,8 +117,8 @@ pub struct EndpointPage {
     pub next_offset: Option<usize>,
 }
 
-impl EndpointPage {
-    pub fn to_text(&self) -> String {
+impl devlens_core::Report for EndpointPage {
+    fn to_text(&self) -> String {
         let mut out = String::new();
         for e in &self.endpoints {
             out.push_str(&format!("{} {}", e.method, e.path));
@@ -217,8 +182,8 @@ pub struct IndexStatus {
     pub notice: Option<String>,
 }
 
-impl IndexStatus {
-    pub fn to_text(&self) -> String {
+impl devlens_core::Report for IndexStatus {
+    fn to_text(&self) -> String {
         let mut out = if self.indexed {
             format!(
                 "indexed: {} vectors, {} dims, {} `{}`, built {}{}",
@@ -252,8 +217,8 @@ pub struct IndexReport {
     pub seconds: f64,
 }
 
-impl IndexReport {
-    pub fn to_text(&self) -> String {
+impl devlens_core::Report for IndexReport {
+    fn to_text(&self) -> String {
         format!(
             "{}\nembedded {} endpoint texts, reused {} in {:.1} s",
             self.status.to_text(),
@@ -270,7 +235,7 @@ pub struct ApiExplorer {
     config: Config,
     specs: SpecCache,
     indexes: Mutex<Vec<(String, Arc<OperationIndex>)>>,
-    store: IndexStore,
+    store: Arc<dyn SemanticIndexStore>,
     /// Loaded semantic indexes by name, with the store version they were loaded at.
     semantic: Mutex<HashMap<String, (String, Arc<SemanticIndex>)>>,
     /// The embedder, once loaded; a failed load is retried on the next call (the user may have
@@ -281,7 +246,9 @@ pub struct ApiExplorer {
 
 impl ApiExplorer {
     pub fn new(config: Config) -> Self {
-        let store = IndexStore::new(config.data_dir.subdir("indexes").join("api"));
+        let store = Arc::new(FileIndexStore::new(
+            config.data_dir.subdir("indexes").join("api"),
+        ));
         Self {
             config,
             specs: SpecCache::new(),
@@ -390,28 +357,23 @@ impl ApiExplorer {
         let located = self.locate(selector)?;
         let spec = self.load(&located).await?;
         let keyword = self.index_for(&spec).await?;
-        let mode = request.mode.unwrap_or_default();
-        let mut response = match (&request.query, mode) {
-            (Some(query), SearchMode::Semantic | SearchMode::Hybrid) => {
-                match self.semantic_query(&located, &spec, query).await {
-                    Ok((index, vector, notice)) => {
-                        let sq = SemanticQuery {
-                            index: &index,
-                            vector,
-                            rows: index.rows_in(&spec),
-                        };
-                        keyword.search(&spec, request, Some(&sq), notice)?
-                    }
-                    Err(why) => keyword.search(
-                        &spec,
-                        request,
-                        None,
-                        Some(format!("{why}; ranked by keywords (BM25) instead")),
-                    )?,
-                }
-            }
-            _ => keyword.search(&spec, request, None, None)?,
+        // Listing a tag's endpoints ranks nothing: no semantic side to make ready.
+        let asked = match &request.query {
+            Some(_) => request.mode.unwrap_or(DEFAULT_MODE),
+            None => SearchMode::Keyword,
         };
+        let mut stale = None;
+        let mut plan = Retrieval::plan(asked, || async {
+            let query = request.query.as_deref().unwrap_or_default();
+            let (semantic, note) = self.semantic_query(&located, &spec, query).await?;
+            stale = note;
+            Ok(semantic)
+        })
+        .await;
+        if let Some(note) = stale {
+            plan.note(note);
+        }
+        let mut response = keyword.search(&spec, request, &plan)?;
         if request.details {
             for hit in &mut response.results {
                 let endpoint = EndpointRef::MethodPath {
@@ -431,7 +393,7 @@ impl ApiExplorer {
         located: &Located,
         spec: &ApiSpec,
         query: &str,
-    ) -> Result<(Arc<SemanticIndex>, Vec<f32>, Option<String>), String> {
+    ) -> Result<(SemanticQuery, Option<String>), String> {
         let index = match self.stored_index(&located.index_name).await {
             Ok(Some(index)) => index,
             Ok(None) => {
@@ -459,7 +421,15 @@ impl ApiExplorer {
                 located.index_command()
             )
         });
-        Ok((index, vector, notice))
+        let rows = index.rows_in(spec);
+        Ok((
+            SemanticQuery {
+                index,
+                vector,
+                rows,
+            },
+            notice,
+        ))
     }
 
     /// The embedder: the configured provider, loaded on first use.
@@ -609,7 +579,7 @@ impl ApiExplorer {
             golden,
             &ranks,
             &timings,
-            ran.unwrap_or_default(),
+            ran.unwrap_or(DEFAULT_MODE),
             notice,
         ))
     }

@@ -6,9 +6,7 @@
 
 use serde::Serialize;
 
-use std::collections::HashMap;
-
-use devlens_search::{KeywordField, KeywordIndex, text::identifier_words};
+use devlens_search::{Fusion, KeywordField, KeywordIndex, Retrieval, text::identifier_words};
 
 use crate::{ApiSpec, EndpointDetails, Operation, semantic::SemanticIndex};
 
@@ -19,37 +17,11 @@ pub const MAX_LIMIT: usize = 50;
 /// Candidates recalled before strict method/tag filters apply.
 const RECALL_FOR_FILTERS: usize = 1000;
 
-/// How results are ranked.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Default, schemars::JsonSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum SearchMode {
-    Keyword,
-    Semantic,
-    /// The default: it ranked best on the golden set (see the README's figures).
-    #[default]
-    Hybrid,
-}
+pub use devlens_search::SearchMode;
 
-impl SearchMode {
-    pub fn parse(input: &str) -> Result<Self, String> {
-        match input.trim().to_ascii_lowercase().as_str() {
-            "keyword" => Ok(Self::Keyword),
-            "semantic" => Ok(Self::Semantic),
-            "hybrid" => Ok(Self::Hybrid),
-            other => Err(format!(
-                "unknown search mode '{other}': use keyword, semantic or hybrid"
-            )),
-        }
-    }
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Keyword => "keyword",
-            Self::Semantic => "semantic",
-            Self::Hybrid => "hybrid",
-        }
-    }
-}
+/// The mode a search runs in when none is asked for: it ranked best on the golden set (see the
+/// README's figures).
+pub const DEFAULT_MODE: SearchMode = SearchMode::Hybrid;
 
 /// A validated search: exactly one of a question or a tag, a method filter, a limit.
 #[derive(Debug, Clone, PartialEq)]
@@ -136,9 +108,9 @@ pub struct SearchResponse {
     pub results: Vec<SearchHit>,
 }
 
-impl SearchResponse {
+impl devlens_core::Report for SearchResponse {
     /// Compact text for agents: one line a hit.
-    pub fn to_text(&self) -> String {
+    fn to_text(&self) -> String {
         let mut out = String::new();
         if let Some(notice) = &self.notice {
             out.push_str(&format!("note: {notice}\n"));
@@ -235,19 +207,21 @@ fn document(op: &Operation) -> Vec<String> {
 /// The semantic side of a search: the stored index, the question's vector, and where each index
 /// row sits in the spec being searched (a stale index may lack or misplace operations).
 #[derive(Debug)]
-pub struct SemanticQuery<'a> {
-    pub index: &'a SemanticIndex,
+pub struct SemanticQuery {
+    pub index: std::sync::Arc<SemanticIndex>,
     pub vector: Vec<f32>,
     pub rows: std::sync::Arc<[Option<usize>]>,
 }
 
 /// Semantic candidates a hybrid search re-scores.
 const HYBRID_RECALL: usize = 100;
-/// Hybrid score = cosine similarity + this × (BM25 score / the question's best BM25 score).
-/// Measured on the golden set (`examples/embedding_text_variants.rs`): 0.05–0.2 all beat both
-/// retrievers alone; reciprocal rank fusion did worse than semantic alone, because it gives the
-/// weaker keyword ranking as much say as the stronger one.
-const HYBRID_KEYWORD_WEIGHT: f32 = 0.1;
+/// Hybrid score = cosine similarity + 0.1 × (BM25 score / the question's best BM25 score).
+/// Measured on the golden set (`examples/embedding_text_variants.rs`): weights 0.05–0.2 all beat
+/// both retrievers alone; reciprocal rank fusion did worse than semantic alone, because it gives
+/// the weaker keyword ranking as much say as the stronger one.
+const HYBRID_FUSION: Fusion = Fusion::KeywordBonus {
+    keyword_weight: 0.1,
+};
 
 /// A spec's operations, indexed for keyword search. Built once per spec content.
 #[derive(Debug)]
@@ -261,21 +235,18 @@ impl OperationIndex {
         Ok(Self { keyword })
     }
 
-    /// Runs a validated request against `spec` (the spec this index was built from).
-    ///
-    /// With `semantic`, the request's mode runs (semantic or hybrid); without, keyword ranking
-    /// does, and `notice` says why when another mode was asked for.
+    /// Runs a validated request against `spec` (the spec this index was built from) as `plan`
+    /// says: in its mode, with its semantic side, carrying its notice.
     pub fn search(
         &self,
         spec: &ApiSpec,
         request: &SearchRequest,
-        semantic: Option<&SemanticQuery<'_>>,
-        notice: Option<String>,
+        plan: &Retrieval<SemanticQuery>,
     ) -> Result<SearchResponse, devlens_search::SearchError> {
         let operations = spec.operations();
-        let mode = match semantic {
-            Some(_) => request.mode.unwrap_or_default(),
-            None => SearchMode::Keyword,
+        let (mode, semantic) = match &plan.semantic {
+            Some(sq) => (plan.mode, Some(sq)),
+            None => (SearchMode::Keyword, None),
         };
         let allowed = |op: &Operation| {
             request
@@ -312,20 +283,16 @@ impl OperationIndex {
                 } else {
                     recall
                 };
-                let keyword = self.keyword_ranked(query, keyword_recall, operations, &allowed)?;
-                let best = keyword
-                    .first()
-                    .map(|k| k.0)
-                    .filter(|s| *s > 0.0)
-                    .unwrap_or(1.0);
-                let keyword: HashMap<usize, f32> =
-                    keyword.into_iter().map(|(s, i)| (i, s / best)).collect();
-                semantic_ranked(sq, recall, operations, &allowed)
+                let scored = |ranked: Vec<(f32, usize)>| -> Vec<(u64, f32)> {
+                    ranked.into_iter().map(|(s, i)| (i as u64, s)).collect()
+                };
+                let keyword =
+                    scored(self.keyword_ranked(query, keyword_recall, operations, &allowed)?);
+                let semantic = scored(semantic_ranked(sq, recall, operations, &allowed));
+                HYBRID_FUSION
+                    .fuse(&semantic, &keyword)
                     .into_iter()
-                    .map(|(s, i)| {
-                        let bonus = keyword.get(&i).copied().unwrap_or(0.0);
-                        (s + HYBRID_KEYWORD_WEIGHT * bonus, i)
-                    })
+                    .map(|(i, s)| (s, i as usize))
                     .collect()
             }
         };
@@ -354,7 +321,7 @@ impl OperationIndex {
             .collect();
         Ok(SearchResponse {
             mode,
-            notice,
+            notice: plan.notice(),
             results,
         })
     }
@@ -377,7 +344,7 @@ impl OperationIndex {
 }
 
 fn semantic_ranked(
-    sq: &SemanticQuery<'_>,
+    sq: &SemanticQuery,
     limit: usize,
     operations: &[Operation],
     allowed: &dyn Fn(&Operation) -> bool,

@@ -1,8 +1,8 @@
 //! The persistent embedding index of a spec's operations: what semantic and hybrid search rank
 //! with.
 //!
-//! One index per project (or per spec location) in the data dir's `indexes/` folder, through
-//! [`FileStore`]: a rebuild writes a complete new version beside the live one and swaps it in
+//! One index per project (or per spec location), kept by a [`SemanticIndexStore`] (embedded:
+//! [`FileIndexStore`], files in the data dir's `indexes/` folder): a rebuild writes a complete new version beside the live one and swaps it in
 //! atomically, so searches keep answering from the old index meanwhile and a crash mid-build
 //! leaves it intact. Re-indexing is manual (the seeds ask for it): a changed spec makes the index
 //! *stale*, which status and results say, and rebuilding embeds only endpoints whose text
@@ -287,25 +287,39 @@ impl SemanticIndex {
     }
 }
 
-/// Semantic indexes under one folder (the data dir's `indexes/api`), one per name.
+/// Where semantic indexes persist, one per name: the seam between the explorer and its storage.
+///
+/// A save replaces the live index of a name atomically: readers see the old index until the new
+/// one is whole, and a failed save leaves the old one in place. `version` is cheap and changes
+/// whenever any process swaps an index in, so a server notices a CLI re-index beside it.
+pub trait SemanticIndexStore: std::fmt::Debug + Send + Sync {
+    /// The live version's label, or `None` when the name has no index.
+    fn version(&self, name: &str) -> Result<Option<String>, StoreError>;
+    fn load(&self, name: &str) -> Result<Option<SemanticIndex>, StoreError>;
+    fn save(&self, name: &str, index: &SemanticIndex) -> Result<(), StoreError>;
+    fn remove(&self, name: &str) -> Result<(), StoreError>;
+}
+
+/// Semantic indexes as files under one folder (the data dir's `indexes/api`): the embedded store.
 #[derive(Debug, Clone)]
-pub struct IndexStore {
+pub struct FileIndexStore {
     files: FileStore,
 }
 
-impl IndexStore {
+impl FileIndexStore {
     pub fn new(root: impl Into<std::path::PathBuf>) -> Self {
         Self {
             files: FileStore::new(root),
         }
     }
+}
 
-    /// The live version's label: changes when any process swaps in a rebuilt index.
-    pub fn version(&self, name: &str) -> Result<Option<String>, StoreError> {
+impl SemanticIndexStore for FileIndexStore {
+    fn version(&self, name: &str) -> Result<Option<String>, StoreError> {
         self.files.current_version(name)
     }
 
-    pub fn load(&self, name: &str) -> Result<Option<SemanticIndex>, StoreError> {
+    fn load(&self, name: &str) -> Result<Option<SemanticIndex>, StoreError> {
         Ok(self
             .files
             .load::<IndexMeta, IndexedEndpoint>(name)?
@@ -317,12 +331,12 @@ impl IndexStore {
             }))
     }
 
-    pub fn save(&self, name: &str, index: &SemanticIndex) -> Result<(), StoreError> {
+    fn save(&self, name: &str, index: &SemanticIndex) -> Result<(), StoreError> {
         self.files
             .save(name, &index.meta, &index.items, &index.vectors)
     }
 
-    pub fn remove(&self, name: &str) -> Result<(), StoreError> {
+    fn remove(&self, name: &str) -> Result<(), StoreError> {
         self.files.remove(name)
     }
 }

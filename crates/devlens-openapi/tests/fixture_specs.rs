@@ -1,6 +1,7 @@
 //! Behaviour on small fixture specs under `tests/fixtures/`: what a user (or an agent) sees in
 //! tags, endpoint lists, details JSON, the text form and error messages.
 
+use devlens_core::Report;
 use std::path::PathBuf;
 use std::sync::Arc;
 

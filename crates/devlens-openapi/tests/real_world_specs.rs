@@ -11,6 +11,7 @@
 //! Without the data the tests print a notice and pass, unless `CI` is set or
 //! `DEVLENS_REQUIRE_TESTDATA=1`, in which case they fail and say how to fetch it.
 
+use devlens_core::Report;
 use std::collections::HashMap;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};

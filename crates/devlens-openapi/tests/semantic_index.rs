@@ -147,7 +147,7 @@ async fn without_an_index_semantic_search_falls_back_to_keywords_and_says_how_to
     assert_eq!(response.mode, SearchMode::Keyword);
     let notice = response.notice.unwrap();
     assert!(notice.contains("no semantic index"), "{notice}");
-    assert!(notice.contains("ranked by keywords"), "{notice}");
+    assert!(notice.contains("keyword ranking only"), "{notice}");
     assert_eq!(
         response.results[0].operation_id.as_deref(),
         Some("deletePet")

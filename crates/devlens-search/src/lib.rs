@@ -3,11 +3,13 @@
 //! Corpora describe their documents as a few weighted text fields; this crate ranks them. Today it
 //! holds the BM25 keyword index (tantivy, in RAM: the corpora we index are at most tens of
 //! thousands of short documents, so building in memory takes milliseconds and needs no files to
-//! keep consistent), an exact vector index, and rank fusion for hybrid search. All three speak
-//! the same document ids: a document's position in the corpus.
+//! keep consistent), an exact vector index, and [`hybrid`] retrieval: the one [`SearchMode`],
+//! the fall back from meaning to keywords with its notice, and fusion. They speak the same
+//! document ids: a document's position in the corpus.
 
 pub mod fusion;
 pub mod golden;
+pub mod hybrid;
 pub mod keyword;
 pub mod sqlite;
 pub mod store;
@@ -16,6 +18,7 @@ pub mod tokens;
 pub mod vector;
 
 pub use fusion::reciprocal_rank_fusion;
+pub use hybrid::{Fusion, Retrieval, SearchMode};
 pub use keyword::{KeywordField, KeywordHit, KeywordIndex};
 pub use store::{FileStore, StoreError, StoredIndex};
 pub use vector::{VectorHit, VectorIndex};

@@ -1,7 +1,7 @@
 //! `devlens api …`: the API tools on the command line. Same core functions as the MCP tools;
 //! compact text by default, the stable JSON shapes with `--json`.
 
-use devlens_core::Config;
+use devlens_core::{Config, Report};
 use devlens_openapi::{
     EndpointRef,
     eval::parse_golden,

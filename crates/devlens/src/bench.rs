@@ -11,9 +11,10 @@ use devlens_core::Config;
 use devlens_embed::{Embedder, LocalBert};
 use devlens_openapi::{
     ApiSpec,
-    search::{OperationIndex, SearchRequest, SemanticQuery},
+    search::{DEFAULT_MODE, OperationIndex, SearchRequest, SemanticQuery},
     semantic::{SemanticIndex, endpoint_text, query_text},
 };
+use devlens_search::Retrieval;
 
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -179,7 +180,7 @@ pub async fn run(
         let request = SearchRequest::new(Some(query), None, None, Some(10), None)
             .map_err(anyhow::Error::msg)?;
         let start = Instant::now();
-        let response = index.search(&spec, &request, None, None)?;
+        let response = index.search(&spec, &request, &Retrieval::keyword())?;
         query_ms.push(start.elapsed().as_secs_f64() * 1e3);
         std::hint::black_box(response);
     }
@@ -230,7 +231,7 @@ async fn semantic_bench(
     let reindex_unchanged_ms = start.elapsed().as_secs_f64() * 1e3;
     anyhow::ensure!(again.embedded == 0, "an unchanged re-index embedded texts");
 
-    let index = built.index;
+    let index = std::sync::Arc::new(built.index);
     let rows = index.rows_in(spec);
     let mut query_ms = Vec::with_capacity(queries);
     for query in sample_queries(spec, queries) {
@@ -238,12 +239,15 @@ async fn semantic_bench(
             .map_err(anyhow::Error::msg)?;
         let start = Instant::now();
         let vector = model.embed_query(&query_text(&query)).await?;
-        let sq = SemanticQuery {
-            index: &index,
-            vector,
-            rows: std::sync::Arc::clone(&rows),
-        };
-        let response = keyword.search(spec, &request, Some(&sq), None)?;
+        let plan = Retrieval::with(
+            DEFAULT_MODE,
+            Ok(SemanticQuery {
+                index: std::sync::Arc::clone(&index),
+                vector,
+                rows: std::sync::Arc::clone(&rows),
+            }),
+        );
+        let response = keyword.search(spec, &request, &plan)?;
         query_ms.push(start.elapsed().as_secs_f64() * 1e3);
         std::hint::black_box(response);
     }
