@@ -25,7 +25,7 @@ use reqwest::Url;
 
 use crate::DocsError;
 use crate::blocks::Format;
-use crate::ingest::{self, Pages};
+use crate::read::{self, Pages};
 use crate::robots::{self, Robots};
 use crate::sitemap::{self, Sitemap};
 
@@ -210,16 +210,16 @@ async fn fetch(client: &reqwest::Client, url: Url, scope: &Scope) -> Result<Fetc
     }
     if response
         .content_length()
-        .is_some_and(|n| n > ingest::MAX_PAGE_BYTES)
+        .is_some_and(|n| n > read::MAX_PAGE_BYTES)
     {
         return Err(PageError::Failed("larger than 8 MB".into()));
     }
     let bytes = response.bytes().await.map_err(|e| failed(&e))?;
-    if bytes.len() as u64 > ingest::MAX_PAGE_BYTES {
+    if bytes.len() as u64 > read::MAX_PAGE_BYTES {
         return Err(PageError::Failed("larger than 8 MB".into()));
     }
     let text = String::from_utf8_lossy(&bytes).into_owned();
-    let format = ingest::format_of_response(final_url.as_str(), content_type.as_deref());
+    let format = read::format_of_response(final_url.as_str(), content_type.as_deref());
     Ok(Fetched {
         url: final_url,
         format,
@@ -310,7 +310,7 @@ async fn fetch_sitemap(client: &reqwest::Client, url: Url) -> Option<String> {
     }
     let bytes = response.bytes().await.ok()?;
     // Gzip without a matching Content-Encoding, or something far too big to be a sitemap.
-    if bytes.starts_with(&[0x1f, 0x8b]) || bytes.len() as u64 > ingest::MAX_PAGE_BYTES {
+    if bytes.starts_with(&[0x1f, 0x8b]) || bytes.len() as u64 > read::MAX_PAGE_BYTES {
         tracing::debug!(%url, "sitemap passed over (compressed or too large)");
         return None;
     }
@@ -440,7 +440,7 @@ pub async fn crawl(
         let mut next: Vec<Url> = Vec::new();
         for page in &level {
             let source = page.url.to_string();
-            ingest::add_page(
+            read::add_page(
                 &mut outcome.pages,
                 &mut dedup,
                 &source,

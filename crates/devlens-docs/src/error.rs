@@ -3,6 +3,8 @@
 
 use std::path::PathBuf;
 
+use devlens_core::{Classify, ErrorKind};
+
 /// Everything that can go wrong while ingesting or querying library docs.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -75,26 +77,21 @@ fn unknown_library_message(id: &str, closest: &[String]) -> String {
     }
 }
 
-impl DocsError {
-    /// Whether the caller asked for something wrong (as opposed to a failure of devlens or its
-    /// storage): maps to HTTP 4xx and to MCP tool errors the model can fix.
-    pub fn is_user_error(&self) -> bool {
-        matches!(
-            self,
-            Self::InvalidInput(_)
-                | Self::InvalidId { .. }
-                | Self::UnknownLibrary { .. }
-                | Self::UnknownVersion { .. }
-                | Self::NoResults { .. }
-                | Self::NothingToIngest { .. }
-        )
-    }
-
-    /// Whether the thing asked for does not exist (HTTP 404).
-    pub fn is_not_found(&self) -> bool {
-        matches!(
-            self,
-            Self::UnknownLibrary { .. } | Self::UnknownVersion { .. } | Self::NoResults { .. }
-        )
+impl Classify for DocsError {
+    fn kind(&self) -> ErrorKind {
+        match self {
+            Self::InvalidInput(_) | Self::InvalidId { .. } | Self::NothingToIngest { .. } => {
+                ErrorKind::InvalidInput
+            }
+            // A folder the caller named that cannot be read is theirs to fix.
+            Self::Read { .. } => ErrorKind::InvalidInput,
+            Self::UnknownLibrary { .. } | Self::UnknownVersion { .. } | Self::NoResults { .. } => {
+                ErrorKind::NotFound
+            }
+            Self::Fetch { .. } => ErrorKind::Upstream,
+            Self::Embed(e) if e.is_unavailable() => ErrorKind::Unavailable,
+            Self::Embed(_) => ErrorKind::Upstream,
+            Self::Store { .. } | Self::Search(_) => ErrorKind::Internal,
+        }
     }
 }

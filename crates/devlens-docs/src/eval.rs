@@ -2,7 +2,11 @@
 
 use devlens_search::golden::golden_lines;
 pub use devlens_search::golden::percentile;
+use std::time::Instant;
+
 use serde::Serialize;
+
+use crate::{Docs, DocsError, QueryDocsInput, query};
 
 /// One golden question: a hit when a result's heading path contains one of `expected`
 /// (case-insensitive).
@@ -57,8 +61,8 @@ pub struct EvalReport {
     pub cached_ms: Option<(f64, f64)>,
 }
 
-impl EvalReport {
-    pub fn to_text(&self) -> String {
+impl devlens_core::Report for EvalReport {
+    fn to_text(&self) -> String {
         let mut out = format!(
             "{} questions: hit@{} {:.3}, MRR {:.3}, latency p50 {:.1} ms, p95 {:.1} ms",
             self.n, self.k, self.hit_at_k, self.mrr, self.p50_ms, self.p95_ms
@@ -76,6 +80,94 @@ impl EvalReport {
             out.push_str(&format!("\nnote: {notice}"));
         }
         out
+    }
+}
+
+impl Docs {
+    /// Scores retrieval for `library` on `golden`: hit@k, MRR and latency (every query runs
+    /// uncached).
+    pub async fn eval(
+        &self,
+        library: &str,
+        golden: &[GoldenQuestion],
+        k: usize,
+    ) -> Result<EvalReport, DocsError> {
+        let mut latencies = Vec::with_capacity(golden.len());
+        let mut hits = 0usize;
+        let mut reciprocal = 0.0f64;
+        let mut misses = Vec::new();
+        let mut notice = None;
+        for question in golden {
+            let input = QueryDocsInput {
+                library_id: library.to_string(),
+                query: question.query.clone(),
+                version: None,
+                max_results: Some(k),
+                include_code: Some(true),
+                context_limit: Some(query::MAX_CONTEXT_LIMIT),
+            };
+            let started = Instant::now();
+            let answer = match input.validate() {
+                Ok(request) => match self.locate(&request.library_id, None) {
+                    Ok((lib, version)) => self.answer(&request, lib, version).await.map(|a| a.0),
+                    Err(e) => Err(e),
+                },
+                Err(e) => Err(e),
+            };
+            latencies.push(started.elapsed().as_secs_f64() * 1000.0);
+            let sections: Vec<String> = match answer {
+                Ok(out) => {
+                    notice = notice.or(out.notice);
+                    out.results
+                        .into_iter()
+                        .map(|r| r.metadata.section)
+                        .collect()
+                }
+                Err(DocsError::NoResults { .. }) => Vec::new(),
+                Err(e) => return Err(e),
+            };
+            match question.rank_in(sections.iter().map(String::as_str)) {
+                Some(rank) => {
+                    hits += 1;
+                    reciprocal += 1.0 / rank as f64;
+                }
+                None => misses.push((question.query.clone(), sections)),
+            }
+        }
+        // Then once more through the cache (a first pass fills it), to time cached answers.
+        let mut cached = Vec::with_capacity(golden.len());
+        for pass in 0..2 {
+            for question in golden {
+                let input = QueryDocsInput {
+                    library_id: library.to_string(),
+                    query: question.query.clone(),
+                    version: None,
+                    max_results: Some(k),
+                    include_code: Some(true),
+                    context_limit: Some(query::MAX_CONTEXT_LIMIT),
+                };
+                let started = Instant::now();
+                // Not `query`: an eval is no traffic to log or count in the metrics.
+                if let Ok(request) = input.validate() {
+                    let _ = self.query_traced(&request).await;
+                }
+                if pass == 1 {
+                    cached.push(started.elapsed().as_secs_f64() * 1000.0);
+                }
+            }
+        }
+        let n = golden.len().max(1) as f64;
+        Ok(EvalReport {
+            cached_ms: Some((percentile(&cached, 0.5), percentile(&cached, 0.95))),
+            n: golden.len(),
+            hit_at_k: hits as f64 / n,
+            mrr: reciprocal / n,
+            p50_ms: percentile(&latencies, 0.5),
+            p95_ms: percentile(&latencies, 0.95),
+            k,
+            misses,
+            notice,
+        })
     }
 }
 

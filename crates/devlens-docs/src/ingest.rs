@@ -1,271 +1,402 @@
-//! Reading a documentation folder (or one page by URL) into chunks ready to store.
+//! Ingesting a library version: read its pages (a folder, or a site crawled from a URL), chunk
+//! them, embed one text per section (reusing the vectors of texts the stored docs already have)
+//! and replace the stored version in one write, so queries see the old docs or the new ones.
 
-use std::collections::HashSet;
-use std::path::{Path, PathBuf};
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Instant;
 
-use sha2::{Digest, Sha256};
+use serde::Serialize;
 
-use crate::DocsError;
-use crate::blocks::{Format, parse};
-use crate::chunk::chunk_page;
-use crate::registry::StoredChunk;
+use devlens_core::Report;
+use devlens_search::sqlite::blocking;
 
-/// Files larger than this are not documentation pages (generated bundles, data dumps).
-pub const MAX_PAGE_BYTES: u64 = 8 * 1024 * 1024;
+use crate::store::{DocsStore, NewVersion, StoredChunk};
+use crate::{ChunkKind, DEFAULT_VERSION, Docs, DocsError, crawl, read, validate_id};
 
-/// The chunks of a set of pages, deduplicated.
-#[derive(Debug, Default)]
-pub struct Pages {
+/// Where the docs of a library come from.
+#[derive(Debug, Clone)]
+pub enum DocsSource {
+    /// A folder (read recursively) or one file.
+    Path(PathBuf),
+    /// A docs site crawled from this page with the default limits.
+    Url(String),
+    /// A docs site crawled from `url` within `limits`.
+    Crawl {
+        url: String,
+        limits: crawl::CrawlLimits,
+    },
+}
+
+/// `devlens docs add`.
+#[derive(Debug, Clone)]
+pub struct IngestRequest {
+    pub id: String,
+    pub source: DocsSource,
+    pub version: Option<String>,
+    pub name: Option<String>,
+    pub description: Option<String>,
+}
+
+/// What ingestion is doing, for progress bars.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IngestStage {
+    Reading,
+    Embedding,
+}
+
+/// What an ingest stored.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct IngestReport {
+    pub id: String,
+    pub name: String,
+    pub version: String,
     pub pages: usize,
-    pub chunks: Vec<StoredChunk>,
-    /// Chunks dropped because an identical one (same type and text) was already there.
+    pub chunks: usize,
+    /// Sections (page and heading path) the chunks belong to.
+    pub sections: usize,
     pub duplicates: usize,
-    /// Files passed over: not a docs format, too large, or not UTF-8.
-    pub skipped: Vec<String>,
+    /// Files passed over (not a docs format, too large, not UTF-8).
+    pub skipped: usize,
+    /// Pages of a crawl that could not be fetched (`url: reason`), skipped.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub failed: Vec<String>,
+    /// Whether the chunks were embedded (semantic ranking available).
+    pub embedded: bool,
+    /// Distinct section texts run through the model in this ingest.
+    pub embedded_texts: usize,
+    /// Section texts whose vectors came from the stored docs instead (unchanged sections).
+    pub reused_vectors: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    pub seconds: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub notice: Option<String>,
 }
 
-/// The documentation files under `root`, sorted (stable chunk order across runs); hidden folders
-/// and `node_modules` are not entered.
-pub fn doc_files(root: &Path) -> Result<(Vec<PathBuf>, Vec<String>), DocsError> {
-    let read_err = |path: &Path, e: std::io::Error| DocsError::Read {
-        path: path.to_path_buf(),
-        reason: e.to_string(),
-    };
-    let meta = std::fs::metadata(root).map_err(|e| read_err(root, e))?;
-    if meta.is_file() {
-        return Ok((vec![root.to_path_buf()], Vec::new()));
-    }
-    let mut files = Vec::new();
-    let mut skipped = Vec::new();
-    let mut stack = vec![root.to_path_buf()];
-    while let Some(dir) = stack.pop() {
-        let entries = std::fs::read_dir(&dir).map_err(|e| read_err(&dir, e))?;
-        for entry in entries.flatten() {
-            let path = entry.path();
-            let name = entry.file_name().to_string_lossy().into_owned();
-            let Ok(kind) = entry.file_type() else {
-                continue;
-            };
-            if kind.is_dir() {
-                if !name.starts_with('.') && name != "node_modules" {
-                    stack.push(path);
-                }
-            } else if Format::of_path(&path).is_some() {
-                files.push(path);
-            } else if !name.starts_with('.') {
-                skipped.push(relative(root, &path));
+impl Report for IngestReport {
+    fn to_text(&self) -> String {
+        let mut out = format!(
+            "{} {}: {} pages, {} chunks ({} duplicates dropped, {} files skipped) in {:.1} s, {}",
+            self.id,
+            self.version,
+            self.pages,
+            self.chunks,
+            self.duplicates,
+            self.skipped,
+            self.seconds,
+            match &self.model {
+                Some(m) => format!("embedded with {m}"),
+                None => "keyword search only".into(),
+            }
+        );
+        if !self.failed.is_empty() {
+            out.push_str(&format!(
+                "\n{} pages could not be fetched and were skipped:",
+                self.failed.len()
+            ));
+            for f in self.failed.iter().take(10) {
+                out.push_str(&format!("\n  {f}"));
+            }
+            if self.failed.len() > 10 {
+                out.push_str(&format!("\n  … and {} more", self.failed.len() - 10));
             }
         }
+        if let Some(notice) = &self.notice {
+            out.push_str(&format!("\nnote: {notice}"));
+        }
+        out
     }
-    files.sort();
-    skipped.sort();
-    Ok((files, skipped))
 }
 
-/// `path` relative to `root`, with `/` separators.
-pub fn relative(root: &Path, path: &Path) -> String {
-    let rel = path.strip_prefix(root).unwrap_or(path);
-    let rel = if rel.as_os_str().is_empty() {
-        path.file_name().map(Path::new).unwrap_or(path)
+impl Docs {
+    /// Reads, chunks, embeds and stores a library version, replacing what was stored under the
+    /// same id and version only once everything is ready.
+    pub async fn ingest(
+        &self,
+        request: &IngestRequest,
+        progress: &(dyn Fn(IngestStage, usize, usize) + Sync),
+    ) -> Result<IngestReport, DocsError> {
+        let started = Instant::now();
+        let id = validate_id(&request.id)?;
+        let version = request
+            .version
+            .as_deref()
+            .map(str::trim)
+            .filter(|v| !v.is_empty())
+            .unwrap_or(DEFAULT_VERSION)
+            .to_string();
+        if version.len() > 100 || version.chars().any(char::is_control) {
+            return Err(DocsError::InvalidInput(format!(
+                "invalid version `{version}`: use a short label such as `18.20` or `latest`"
+            )));
+        }
+        let mut failed = Vec::new();
+        let mut notes: Vec<String> = Vec::new();
+        let (pages, source_label) = match &request.source {
+            DocsSource::Path(path) => {
+                let root = path.clone();
+                let reading = |done, total| progress(IngestStage::Reading, done, total);
+                // Parsing and token counting are CPU work; a blocking section keeps it simple
+                // (the CLI awaits it, a server calls ingest rarely).
+                let pages = blocking(|| read::read_folder(&root, &reading))?;
+                let label = std::fs::canonicalize(path)
+                    .unwrap_or_else(|_| path.clone())
+                    .display()
+                    .to_string();
+                (pages, label)
+            }
+            DocsSource::Url(url) | DocsSource::Crawl { url, .. } => {
+                let limits = match &request.source {
+                    DocsSource::Crawl { limits, .. } => *limits,
+                    _ => crawl::CrawlLimits::default(),
+                };
+                let reading = |done, total| progress(IngestStage::Reading, done, total);
+                let outcome = crawl::crawl(url, limits, &reading).await?;
+                failed = outcome.failed;
+                if outcome.left_over > 0 {
+                    notes.push(format!(
+                        "stopped at {} pages (--max-pages); {} more links were not followed",
+                        limits.max_pages, outcome.left_over
+                    ));
+                }
+                if outcome.disallowed > 0 {
+                    notes.push(format!(
+                        "{} links the site's robots.txt disallows were not followed \
+                         (--ignore-robots follows them on a site of your own)",
+                        outcome.disallowed
+                    ));
+                }
+                if outcome.from_sitemap > 0 {
+                    notes.push(format!(
+                        "{} pages were added from the site's sitemap, beyond the start page's \
+                         links",
+                        outcome.from_sitemap
+                    ));
+                }
+                if let Some(delay) = outcome.crawl_delay {
+                    notes.push(format!(
+                        "the site's robots.txt asks for a crawl delay: one page every {:.1} s",
+                        delay.as_secs_f64()
+                    ));
+                }
+                (outcome.pages, url.clone())
+            }
+        };
+        let name = request
+            .name
+            .clone()
+            .filter(|n| !n.trim().is_empty())
+            .or_else(|| self.store.library(&id).ok().flatten().map(|l| l.name))
+            .unwrap_or_else(|| id.rsplit('/').next().unwrap_or(&id).to_string());
+
+        let mut embedded_texts = 0;
+        let mut reused_vectors = 0;
+        let (embeddings, model, notice) = match self.embedder().await {
+            Ok(embedder) => {
+                let (texts, rows) = embedding_texts(&pages.chunks);
+                // Vectors of texts the stored docs already have (the version being replaced, else
+                // the library's newest) are reused: re-ingesting unchanged docs embeds nothing.
+                let registry = Arc::clone(&self.store);
+                let known = blocking(|| {
+                    reusable_vectors(registry.as_ref(), &id, &version, embedder.model(), &texts)
+                });
+                let missing: Vec<String> = texts
+                    .iter()
+                    .filter(|t| !known.contains_key(t.as_str()))
+                    .cloned()
+                    .collect();
+                reused_vectors = texts.len() - missing.len();
+                embedded_texts = missing.len();
+                let embedding = |done, total| progress(IngestStage::Embedding, done, total);
+                let embedded = if missing.is_empty() {
+                    Ok(Vec::new())
+                } else {
+                    embedder.embed_documents(&missing, &embedding).await
+                };
+                match embedded {
+                    Ok(vectors) if vectors.len() == missing.len() => {
+                        let fresh: HashMap<&str, &Vec<f32>> =
+                            missing.iter().map(String::as_str).zip(&vectors).collect();
+                        // Every text is either known or fresh, by construction.
+                        let by_text: Option<Vec<&Vec<f32>>> = texts
+                            .iter()
+                            .map(|t| {
+                                known
+                                    .get(t.as_str())
+                                    .or_else(|| fresh.get(t.as_str()).copied())
+                            })
+                            .collect();
+                        let per_chunk: Option<Vec<Vec<f32>>> = by_text
+                            .map(|by_text| rows.iter().map(|&r| by_text[r].clone()).collect());
+                        (per_chunk, Some(embedder.model().to_string()), None)
+                    }
+                    Ok(vectors) => {
+                        return Err(DocsError::InvalidInput(format!(
+                            "the embedder returned {} vectors for {} texts; nothing was stored",
+                            vectors.len(),
+                            missing.len()
+                        )));
+                    }
+                    Err(e) => return Err(e.into()),
+                }
+            }
+            Err(why) => (
+                None,
+                None,
+                Some(format!(
+                    "stored for keyword search only: {why}. Ingest again once the model is \
+                     installed for semantic ranking"
+                )),
+            ),
+        };
+        notes.extend(notice);
+        let notice = (!notes.is_empty()).then(|| notes.join("; "));
+        let registry = Arc::clone(&self.store);
+        let new = NewVersion {
+            library_id: &id,
+            name: &name,
+            description: request.description.as_deref(),
+            version: &version,
+            source: &source_label,
+            pages: pages.pages,
+            chunks: &pages.chunks,
+            embeddings: match (&model, &embeddings) {
+                (Some(m), Some(v)) => Some((m.as_str(), v.as_slice())),
+                _ => None,
+            },
+        };
+        blocking(|| registry.replace_version(&new))?;
+        Ok(IngestReport {
+            id,
+            name,
+            version,
+            pages: pages.pages,
+            chunks: pages.chunks.len(),
+            sections: pages
+                .chunks
+                .iter()
+                .map(|c| (c.source.as_str(), c.section.as_str()))
+                .collect::<std::collections::HashSet<_>>()
+                .len(),
+            duplicates: pages.duplicates,
+            skipped: pages.skipped.len(),
+            failed,
+            embedded: model.is_some(),
+            embedded_texts,
+            reused_vectors,
+            model,
+            seconds: started.elapsed().as_secs_f64(),
+            notice,
+        })
+    }
+}
+
+/// The texts to embed for `chunks` and, per chunk, which of them is its vector.
+///
+/// One text per section (page and heading path), shared by the section's chunks: the heading
+/// path and the first words of the section's prose say what it is about, and embedding thousands
+/// of full chunks with a local model takes minutes where this takes a fraction (a BERT forward
+/// pass costs more than linearly in length, and sections are fewer than chunks). Keyword ranking
+/// still tells a section's chunks apart.
+pub fn embedding_texts(chunks: &[StoredChunk]) -> (Vec<String>, Vec<usize>) {
+    // Measured on the Node.js docs: 100 characters saved ~6% of the model's CPU time (same
+    // hit@5), the last two heading levels only ~12% but cost hit@5 (0.925 -> 0.900); per-text
+    // overhead, not length, dominates at these sizes.
+    const PROSE_CHARS: usize = 160;
+    let mut texts: Vec<String> = Vec::new();
+    let mut of_section: HashMap<(&str, &str), usize> = HashMap::new();
+    // Sections that read the same share one text (and one forward pass).
+    let mut of_text: HashMap<String, usize> = HashMap::new();
+    // The first prose of each section, for sections whose first chunk is code.
+    let mut prose: HashMap<(&str, &str), &str> = HashMap::new();
+    for c in chunks.iter().filter(|c| c.kind == ChunkKind::Text) {
+        prose
+            .entry((c.source.as_str(), c.section.as_str()))
+            .or_insert(c.content.as_str());
+    }
+    let mut rows = Vec::with_capacity(chunks.len());
+    for c in chunks {
+        let key = (c.source.as_str(), c.section.as_str());
+        let row = *of_section.entry(key).or_insert_with(|| {
+            let body = prose.get(&key).copied().unwrap_or(c.content.as_str());
+            let body = summary(body);
+            let mut cut = PROSE_CHARS.min(body.len());
+            while !body.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            let text = format!("{}: {}", c.section, &body[..cut]);
+            *of_text.entry(text).or_insert_with_key(|text| {
+                texts.push(text.clone());
+                texts.len() - 1
+            })
+        });
+        rows.push(row);
+    }
+    (texts, rows)
+}
+
+/// Vectors for `texts` found in the stored docs of `id` embedded with `model`: the version being
+/// replaced, else the library's newest. Keyed by the exact text embedded, so a vector is reused
+/// only where the model would compute the same one. Nothing is an error here: a registry that
+/// cannot be read just means embedding everything.
+fn reusable_vectors(
+    registry: &dyn DocsStore,
+    id: &str,
+    version: &str,
+    model: &str,
+    texts: &[String],
+) -> HashMap<String, Vec<f32>> {
+    let mut out = HashMap::new();
+    let newest = registry
+        .library(id)
+        .ok()
+        .flatten()
+        .and_then(|l| l.versions.first().cloned());
+    let source = match registry.generation(id, version) {
+        Ok(Some(_)) => Some(version.to_string()),
+        _ => newest,
+    };
+    let Some(Ok(Some(old))) = source.map(|v| registry.load_version(id, &v)) else {
+        return out;
+    };
+    let Some((old_model, dims, flat)) = old.vectors else {
+        return out;
+    };
+    if old_model != model || dims == 0 {
+        return out;
+    }
+    let wanted: std::collections::HashSet<&str> = texts.iter().map(String::as_str).collect();
+    let (old_texts, rows) = embedding_texts(&old.chunks);
+    for (chunk, &row) in rows.iter().enumerate() {
+        let text = &old_texts[row];
+        if wanted.contains(text.as_str())
+            && !out.contains_key(text)
+            && let Some(v) = flat.get(chunk * dims..(chunk + 1) * dims)
+        {
+            out.insert(text.clone(), v.to_vec());
+        }
+    }
+    out
+}
+
+/// The sentences of a section's prose, without the parameter and option lists that API
+/// references put first (`- path {string}`): those say little about what a section is for. Falls
+/// back to the whole text when it is all list.
+fn summary(prose: &str) -> String {
+    let sentences: Vec<&str> = prose
+        .lines()
+        .map(str::trim)
+        .filter(|l| {
+            !l.is_empty()
+                && !l.starts_with(['-', '*', '|', '>', '+'])
+                && !l.chars().next().is_some_and(|c| c.is_ascii_digit())
+        })
+        .collect();
+    if sentences.is_empty() {
+        prose.split_whitespace().collect::<Vec<_>>().join(" ")
     } else {
-        rel
-    };
-    rel.components()
-        .map(|c| c.as_os_str().to_string_lossy())
-        .collect::<Vec<_>>()
-        .join("/")
-}
-
-/// A chunk's content hash: type plus whitespace-normalised text, so the same snippet repeated
-/// across pages is stored once.
-pub fn content_hash(kind: &str, content: &str) -> String {
-    let mut hasher = Sha256::new();
-    hasher.update(kind.as_bytes());
-    for word in content.split_whitespace() {
-        hasher.update(b" ");
-        hasher.update(word.as_bytes());
-    }
-    hex::encode(&hasher.finalize()[..12])
-}
-
-/// The title of a page without headings: its file name without extension.
-fn page_title(source: &str) -> String {
-    let name = source.rsplit('/').next().unwrap_or(source);
-    name.split('.').next().unwrap_or(name).to_string()
-}
-
-/// Adds one page's chunks to `pages`. `url_base` is the page's link (a relative path or URL).
-pub fn add_page(
-    pages: &mut Pages,
-    seen: &mut HashSet<String>,
-    source: &str,
-    url_base: &str,
-    format: Format,
-    text: &str,
-) {
-    let blocks = parse(format, text);
-    let chunks = chunk_page(&blocks, &page_title(source));
-    pages.pages += 1;
-    for chunk in chunks {
-        let hash = content_hash(chunk.kind.as_str(), &chunk.content);
-        if !seen.insert(hash.clone()) {
-            pages.duplicates += 1;
-            continue;
-        }
-        let url = if chunk.anchor.is_empty() {
-            url_base.to_string()
-        } else {
-            format!("{url_base}#{}", chunk.anchor)
-        };
-        pages.chunks.push(StoredChunk {
-            section: chunk.section,
-            anchor: chunk.anchor,
-            kind: chunk.kind,
-            language: chunk.language,
-            source: source.to_string(),
-            url,
-            content: chunk.content,
-            tokens: chunk.tokens,
-            hash,
-        });
-    }
-}
-
-/// Reads and chunks every docs file under `root`. `progress(done, total)` after each file.
-pub fn read_folder(
-    root: &Path,
-    progress: &(dyn Fn(usize, usize) + Sync),
-) -> Result<Pages, DocsError> {
-    let (files, skipped) = doc_files(root)?;
-    if files.is_empty() {
-        return Err(DocsError::NothingToIngest {
-            path: root.to_path_buf(),
-        });
-    }
-    let mut pages = Pages {
-        skipped,
-        ..Pages::default()
-    };
-    let mut seen = HashSet::new();
-    let total = files.len();
-    for (i, path) in files.iter().enumerate() {
-        let source = relative(root, path);
-        let too_big = std::fs::metadata(path)
-            .map(|m| m.len() > MAX_PAGE_BYTES)
-            .unwrap_or(false);
-        let text = if too_big {
-            None
-        } else {
-            match std::fs::read(path) {
-                Ok(bytes) => String::from_utf8(bytes).ok(),
-                Err(e) => {
-                    return Err(DocsError::Read {
-                        path: path.clone(),
-                        reason: e.to_string(),
-                    });
-                }
-            }
-        };
-        match (text, Format::of_path(path)) {
-            (Some(text), Some(format)) => {
-                add_page(&mut pages, &mut seen, &source, &source, format, &text)
-            }
-            _ => pages.skipped.push(source),
-        }
-        progress(i + 1, total);
-    }
-    Ok(pages)
-}
-
-/// The format of a fetched page: from the content type, else the URL's extension, else HTML.
-pub fn format_of_response(url: &str, content_type: Option<&str>) -> Format {
-    let ct = content_type.unwrap_or("").to_ascii_lowercase();
-    if ct.contains("markdown") {
-        return Format::Markdown;
-    }
-    if ct.contains("x-rst") {
-        return Format::Rst;
-    }
-    let path = url.split(['?', '#']).next().unwrap_or(url);
-    match Format::of_path(Path::new(path)) {
-        Some(f) => f,
-        None if ct.starts_with("text/plain") => Format::Text,
-        None => Format::Html,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn folders_are_walked_in_order_and_duplicates_dropped() {
-        let dir = tempfile::tempdir().unwrap();
-        let root = dir.path();
-        std::fs::create_dir_all(root.join("guide/.hidden")).unwrap();
-        std::fs::create_dir_all(root.join("node_modules/x")).unwrap();
-        std::fs::write(
-            root.join("index.md"),
-            "# Home\n\nWelcome.\n\n```js\nx()\n```\n",
-        )
-        .unwrap();
-        std::fs::write(
-            root.join("guide/b.rst"),
-            "Guide\n=====\n\nRead.\n\n.. code-block:: js\n\n   x()\n",
-        )
-        .unwrap();
-        std::fs::write(root.join("guide/c.html"), "<h1>C</h1><p>Sea.</p>").unwrap();
-        std::fs::write(root.join("guide/notes.txt"), "Plain notes.").unwrap();
-        std::fs::write(root.join("guide/.hidden/h.md"), "# H").unwrap();
-        std::fs::write(root.join("node_modules/x/r.md"), "# R").unwrap();
-        std::fs::write(root.join("logo.png"), [0u8, 159, 146]).unwrap();
-        std::fs::write(root.join("bad.md"), [0xffu8, 0xfe, 0]).unwrap();
-        let pages = read_folder(root, &|_, _| {}).unwrap();
-        assert_eq!(pages.pages, 4);
-        assert_eq!(pages.duplicates, 1, "the second `x()` snippet");
-        assert_eq!(pages.skipped, vec!["logo.png", "bad.md"]);
-        let sources: Vec<&str> = pages.chunks.iter().map(|c| c.source.as_str()).collect();
-        assert_eq!(
-            sources,
-            vec![
-                "guide/b.rst",
-                "guide/b.rst",
-                "guide/c.html",
-                "guide/notes.txt",
-                "index.md"
-            ]
-        );
-        let notes = &pages.chunks[3];
-        assert_eq!(
-            (notes.section.as_str(), notes.url.as_str()),
-            ("notes", "guide/notes.txt")
-        );
-        assert_eq!(pages.chunks[0].url, "guide/b.rst#guide");
-        assert!(matches!(
-            read_folder(&root.join("guide/.hidden/none"), &|_, _| {}),
-            Err(DocsError::Read { .. })
-        ));
-        let empty = tempfile::tempdir().unwrap();
-        assert!(matches!(
-            read_folder(empty.path(), &|_, _| {}),
-            Err(DocsError::NothingToIngest { .. })
-        ));
-    }
-
-    #[test]
-    fn response_formats() {
-        assert_eq!(format_of_response("https://x/a.md", None), Format::Markdown);
-        assert_eq!(
-            format_of_response("https://x/a", Some("text/markdown; charset=utf-8")),
-            Format::Markdown
-        );
-        assert_eq!(
-            format_of_response("https://x/llms.txt?x=1", Some("text/plain")),
-            Format::Text
-        );
-        assert_eq!(
-            format_of_response("https://x/docs/", Some("text/html")),
-            Format::Html
-        );
+        sentences.join(" ")
     }
 }

@@ -2,10 +2,18 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::DocsError;
+use std::sync::Arc;
+use std::time::Instant;
+
+use devlens_search::sqlite::blocking;
+use devlens_search::{Retrieval, SearchMode};
+
 use crate::chunk::ChunkKind;
-use crate::registry::StoredChunk;
+use crate::search::VersionIndex;
+use crate::store::LibraryInfo;
+use crate::store::StoredChunk;
 use crate::tokens;
+use crate::{Docs, DocsError, resolve};
 
 pub const DEFAULT_MAX_RESULTS: usize = 5;
 pub const MAX_MAX_RESULTS: usize = 20;
@@ -147,9 +155,9 @@ pub struct QueryDocsOutput {
     pub notice: Option<String>,
 }
 
-impl QueryDocsOutput {
+impl devlens_core::Report for QueryDocsOutput {
     /// Compact text: the context, then one line per result, then the budget line.
-    pub fn to_text(&self) -> String {
+    fn to_text(&self) -> String {
         let mut out = self.context.trim_end().to_string();
         out.push_str(&format!(
             "\n\n[{} results, {} tokens{}; {} {}]",
@@ -272,6 +280,225 @@ pub fn assemble(
         parts.pop();
         truncated = true;
     }
+}
+
+impl Docs {
+    /// The library and version a request is about, or an error naming what exists.
+    pub(crate) fn locate(
+        &self,
+        id: &str,
+        version: Option<&str>,
+    ) -> Result<(LibraryInfo, String), DocsError> {
+        let libraries = self.store.libraries()?;
+        let Some(library) = libraries.iter().find(|l| l.id == id).cloned() else {
+            let mut closest: Vec<String> = resolve::resolve(&libraries, id, None)
+                .into_iter()
+                .map(|m| m.id)
+                .take(5)
+                .collect();
+            if closest.is_empty() {
+                closest =
+                    devlens_core::suggest::closest(id, libraries.iter().map(|l| l.id.as_str()), 5);
+            }
+            return Err(DocsError::UnknownLibrary {
+                id: id.to_string(),
+                closest,
+            });
+        };
+        let version = match version {
+            Some(v) if library.versions.iter().any(|x| x == v) => v.to_string(),
+            Some(v) => {
+                return Err(DocsError::UnknownVersion {
+                    id: id.to_string(),
+                    version: v.to_string(),
+                    available: library.versions.clone(),
+                });
+            }
+            None => library
+                .versions
+                .first()
+                .cloned()
+                .ok_or_else(|| DocsError::UnknownLibrary {
+                    id: id.to_string(),
+                    closest: Vec::new(),
+                })?,
+        };
+        Ok((library, version))
+    }
+
+    /// The search index of a version, built from the registry on first use and again whenever
+    /// the version was re-ingested (by any process).
+    fn index(&self, id: &str, version: &str) -> Result<Arc<VersionIndex>, DocsError> {
+        let key = (id.to_string(), version.to_string());
+        let generation = self.store.generation(id, version)?;
+        {
+            let indexes = self.indexes.lock().unwrap_or_else(|p| p.into_inner());
+            if let Some(index) = indexes.get(&key)
+                && Some(index.generation) == generation
+            {
+                return Ok(Arc::clone(index));
+            }
+        }
+        let loaded =
+            self.store
+                .load_version(id, version)?
+                .ok_or_else(|| DocsError::UnknownVersion {
+                    id: id.to_string(),
+                    version: version.to_string(),
+                    available: Vec::new(),
+                })?;
+        let index = Arc::new(VersionIndex::build(loaded)?);
+        self.indexes
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(key, Arc::clone(&index));
+        Ok(index)
+    }
+
+    /// Answers seed 003's `query_docs`.
+    pub async fn query(&self, input: &QueryDocsInput) -> Result<QueryDocsOutput, DocsError> {
+        let started = Instant::now();
+        let result = match input.validate() {
+            Ok(request) => self.query_traced(&request).await,
+            Err(e) => Err(e),
+        };
+        let seconds = started.elapsed().as_secs_f64();
+        self.metrics
+            .record(seconds, result.as_ref().ok().map(|o| o.0.total_tokens));
+        // One event per query, its facts as fields (`DEVLENS_LOG_FORMAT=json` makes them JSON).
+        let latency_ms = (seconds * 1e6).round() / 1e3;
+        match &result {
+            Ok((o, cache)) => tracing::info!(
+                library = %o.library.id,
+                version = %o.library.version,
+                query = %input.query,
+                results = o.results.len(),
+                tokens = o.total_tokens,
+                cache = cache.as_str(),
+                latency_ms,
+                "query_docs"
+            ),
+            Err(e) => tracing::info!(
+                library = %input.library_id,
+                version = input.version.as_deref().unwrap_or(""),
+                query = %input.query,
+                results = 0,
+                tokens = 0,
+                latency_ms,
+                error = %e,
+                "query_docs failed"
+            ),
+        }
+        result.map(|(o, _)| o)
+    }
+
+    /// The question's vector for docs embedded by `model`, or why there is none (in words that
+    /// say what to do).
+    async fn question_vector(&self, model: Option<&str>, query: &str) -> Result<Vec<f32>, String> {
+        let Some(model) = model else {
+            return Err(
+                "these docs were ingested without an embedding model; install it \
+                        (`devlens model install`) and run `devlens docs add` again"
+                    .to_string(),
+            );
+        };
+        let embedder = self.embedder().await?;
+        if embedder.model() != model {
+            return Err(format!(
+                "the docs were embedded with `{model}` but the current model is `{}`; run \
+                 `devlens docs add` again",
+                embedder.model()
+            ));
+        }
+        embedder.embed_query(query).await.map_err(|e| e.to_string())
+    }
+
+    /// Ranks and assembles an answer, without the cache; `true` when the docs have embeddings
+    /// but the question could not be embedded (a keyword-only answer that may not last).
+    pub(crate) async fn answer(
+        &self,
+        request: &QueryRequest,
+        library: LibraryInfo,
+        version: String,
+    ) -> Result<(QueryDocsOutput, bool), DocsError> {
+        let index = blocking(|| self.index(&library.id, &version))?;
+
+        // The docs always rank both ways when they can: a question's words and its meaning.
+        let plan = Retrieval::plan(SearchMode::Hybrid, || {
+            self.question_vector(index.model(), &request.query)
+        })
+        .await;
+        let notice = plan.notice();
+        let query_vector = plan.semantic;
+        let ranked = index.rank(
+            &request.query,
+            query_vector.as_deref(),
+            request.include_code,
+            request.max_results,
+        )?;
+        if ranked.is_empty() {
+            return Err(DocsError::NoResults {
+                library: library.id.clone(),
+                suggestions: no_result_suggestions(&index, request),
+            });
+        }
+        let candidates: Vec<Candidate<'_>> = ranked
+            .iter()
+            .filter_map(|r| {
+                index.chunks.get(r.chunk).map(|chunk| Candidate {
+                    chunk,
+                    relevance: r.relevance,
+                })
+            })
+            .collect();
+        let assembled = assemble(
+            &library.name,
+            &request.query,
+            &candidates,
+            request.context_limit,
+        );
+        let degraded = index.model().is_some() && query_vector.is_none();
+        let output = QueryDocsOutput {
+            library: LibrarySummary {
+                id: library.id,
+                name: library.name,
+                version,
+                description: library.description,
+            },
+            query: request.query.clone(),
+            results: assembled.results,
+            context: assembled.context,
+            total_tokens: assembled.total_tokens,
+            truncated: assembled.truncated,
+            notice,
+        };
+        Ok((output, degraded))
+    }
+}
+
+fn no_result_suggestions(index: &VersionIndex, request: &QueryRequest) -> Vec<String> {
+    let mut suggestions =
+        vec!["use other keywords, or describe the task in plain words".to_string()];
+    if !request.include_code {
+        suggestions.push("allow code examples (include_code: true)".into());
+    }
+    let mut topics: Vec<&str> = index
+        .chunks
+        .iter()
+        .map(|c| c.section.split(" > ").next().unwrap_or(&c.section))
+        .collect();
+    topics.dedup();
+    let mut unique: Vec<&str> = Vec::new();
+    for t in topics {
+        if !unique.contains(&t) {
+            unique.push(t);
+        }
+    }
+    if !unique.is_empty() {
+        let shown: Vec<&str> = unique.iter().take(12).copied().collect();
+        suggestions.push(format!("ask about one of its topics: {}", shown.join(", ")));
+    }
+    suggestions
 }
 
 #[cfg(test)]

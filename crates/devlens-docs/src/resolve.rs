@@ -4,7 +4,7 @@
 
 use serde::Serialize;
 
-use crate::registry::LibraryInfo;
+use crate::store::LibraryInfo;
 use devlens_core::suggest;
 
 /// Below this a library is not a match.
@@ -30,11 +30,15 @@ pub struct LibraryMatch {
 pub struct Resolved {
     /// Best first; empty when nothing stored is close.
     pub matches: Vec<LibraryMatch>,
+    /// The name that was resolved.
+    #[serde(skip)]
+    pub name: String,
 }
 
-impl Resolved {
+impl devlens_core::Report for Resolved {
     /// One line per match, its description indented below.
-    pub fn to_text(&self, name: &str) -> String {
+    fn to_text(&self) -> String {
+        let name = &self.name;
         if self.matches.is_empty() {
             return format!(
                 "no library matches `{name}`; see `devlens docs list`, or add it with \

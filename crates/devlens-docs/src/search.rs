@@ -1,10 +1,10 @@
 //! Hybrid retrieval over one library version: BM25 over heading paths and content, cosine over
 //! the stored chunk embeddings, fused by reciprocal rank.
 
-use devlens_search::{KeywordField, KeywordIndex, VectorIndex, reciprocal_rank_fusion};
+use devlens_search::{Fusion, KeywordField, KeywordIndex, VectorIndex};
 
 use crate::DocsError;
-use crate::registry::{LoadedVersion, StoredChunk};
+use crate::store::{LoadedVersion, StoredChunk};
 
 const FIELDS: &[KeywordField] = &[
     // The heading path says what a chunk is about; a match there counts most.
@@ -20,10 +20,10 @@ const FIELDS: &[KeywordField] = &[
 
 /// Candidates each retriever contributes before fusion.
 const DEPTH: usize = 100;
-/// RRF's `k`. Smaller than the paper's 60: only the first few results are returned, so the top
-/// of each list should count most. On the Node.js golden set (40 questions) hit@5 was 0.875 with
-/// k = 60 or 30 and 0.925 with k = 5, 10 or 20.
-const RRF_K: f32 = 10.0;
+/// Reciprocal rank fusion with `k` smaller than the paper's 60: only the first few results are
+/// returned, so the top of each list should count most. On the Node.js golden set (40 questions)
+/// hit@5 was 0.875 with k = 60 or 30 and 0.925 with k = 5, 10 or 20.
+const HYBRID_FUSION: Fusion = Fusion::ReciprocalRank { k: 10.0 };
 /// Below this cosine a semantic-only hit is noise, not an answer.
 const MIN_COSINE: f32 = 0.2;
 
@@ -113,13 +113,15 @@ impl VersionIndex {
                 .collect(),
             _ => Vec::new(),
         };
-        let lists: Vec<(&[u64], f32)> = [(keyword.as_slice(), 1.0), (semantic.as_slice(), 1.0)]
-            .into_iter()
-            .filter(|(l, _)| !l.is_empty())
-            .collect();
         // The best score possible: first in every list that has anything.
-        let perfect: f32 = lists.iter().map(|(_, w)| w / (RRF_K + 1.0)).sum();
-        let fused: Vec<Ranked> = reciprocal_rank_fusion(&lists, RRF_K)
+        let lists = [&keyword, &semantic]
+            .iter()
+            .filter(|l| !l.is_empty())
+            .count();
+        let perfect = HYBRID_FUSION.perfect_score(lists);
+        let scored = |docs: &[u64]| -> Vec<(u64, f32)> { docs.iter().map(|&d| (d, 0.0)).collect() };
+        let fused: Vec<Ranked> = HYBRID_FUSION
+            .fuse(&scored(&semantic), &scored(&keyword))
             .into_iter()
             .map(|(doc, score)| Ranked {
                 chunk: doc as usize,

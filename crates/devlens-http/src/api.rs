@@ -5,24 +5,22 @@ use std::sync::Arc;
 use axum::{
     Json, Router,
     extract::{Query, State},
-    http::StatusCode,
-    response::{IntoResponse, Response},
     routing::{get, post},
 };
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use devlens_core::Classify;
-use devlens_mcp::Services;
-use devlens_openapi::{
-    EndpointRef,
-    explorer::{ExplorerError, SpecSelector},
-    search::{SearchMode, SearchRequest},
+use devlens_app::{
+    App,
+    api::{SearchInput, endpoint_ref, search_request, spec_selector},
 };
+use devlens_openapi::explorer::SpecSelector;
 
-type Shared = State<Arc<Services>>;
+use crate::failure::{Failure, JsonResult};
 
-pub fn routes(services: Arc<Services>) -> Router {
+type Shared = State<Arc<App>>;
+
+pub fn routes(app: Arc<App>) -> Router {
     Router::new()
         .route("/health", get(health))
         .route("/projects", get(projects))
@@ -35,31 +33,8 @@ pub fn routes(services: Arc<Services>) -> Router {
         .route("/embed/search", post(embed_search))
         .merge(crate::docs::routes())
         .merge(crate::kb::routes())
-        .with_state(services)
+        .with_state(app)
 }
-
-/// A failure as the REST API reports it: a status code and `{"error": message}`.
-struct ApiFailure(StatusCode, String);
-
-impl IntoResponse for ApiFailure {
-    fn into_response(self) -> Response {
-        (self.0, Json(json!({ "error": self.1 }))).into_response()
-    }
-}
-
-impl From<ExplorerError> for ApiFailure {
-    fn from(error: ExplorerError) -> Self {
-        let status = StatusCode::from_u16(error.kind().http_status())
-            .unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-        ApiFailure(status, error.to_string())
-    }
-}
-
-fn bad_request(message: impl Into<String>) -> ApiFailure {
-    ApiFailure(StatusCode::BAD_REQUEST, message.into())
-}
-
-type ApiResult<T> = Result<Json<T>, ApiFailure>;
 
 /// `?project=NAME` or `?spec=PATH_OR_URL`; neither means the active project.
 #[derive(Debug, Default, Deserialize)]
@@ -72,10 +47,7 @@ struct Target {
 
 impl Target {
     fn selector(&self) -> SpecSelector {
-        SpecSelector {
-            project: self.project.clone().filter(|p| !p.is_empty()),
-            spec: self.spec.clone().filter(|s| !s.is_empty()),
-        }
+        spec_selector(self.project.clone(), self.spec.clone())
     }
 }
 
@@ -89,11 +61,8 @@ struct ProjectList {
     active: Option<String>,
 }
 
-async fn projects(State(services): Shared) -> ApiResult<ProjectList> {
-    let registry = services
-        .api
-        .projects()
-        .map_err(|e| ApiFailure::from(ExplorerError::from(e)))?;
+async fn projects(State(app): Shared) -> JsonResult<ProjectList> {
+    let registry = app.api().projects()?;
     Ok(Json(ProjectList {
         projects: registry.projects().to_vec(),
         active: registry.active_name(),
@@ -101,10 +70,10 @@ async fn projects(State(services): Shared) -> ApiResult<ProjectList> {
 }
 
 async fn tags(
-    State(services): Shared,
+    State(app): Shared,
     Query(target): Query<Target>,
-) -> ApiResult<devlens_openapi::explorer::TagList> {
-    Ok(Json(services.api.tags(&target.selector()).await?))
+) -> JsonResult<devlens_openapi::explorer::TagList> {
+    Ok(Json(app.api().tags(&target.selector()).await?))
 }
 
 #[derive(Debug, Deserialize)]
@@ -117,14 +86,14 @@ struct EndpointsQuery {
 }
 
 async fn endpoints(
-    State(services): Shared,
+    State(app): Shared,
     Query(query): Query<EndpointsQuery>,
-) -> ApiResult<devlens_openapi::explorer::EndpointPage> {
+) -> JsonResult<devlens_openapi::explorer::EndpointPage> {
     let tag = query
         .tag
-        .ok_or_else(|| bad_request("`tag` is required: list tag names at /api/tags"))?;
-    let page = services
-        .api
+        .ok_or_else(|| Failure::bad_request("`tag` is required: list tag names at /api/tags"))?;
+    let page = app
+        .api()
         .endpoints(
             &query.target.selector(),
             &tag,
@@ -146,21 +115,12 @@ struct EndpointQuery {
 }
 
 async fn endpoint(
-    State(services): Shared,
+    State(app): Shared,
     Query(query): Query<EndpointQuery>,
-) -> ApiResult<devlens_openapi::EndpointDetails> {
-    let endpoint = match (query.operation_id, query.method, query.path) {
-        (Some(id), None, None) => EndpointRef::OperationId(id),
-        (None, Some(method), Some(path)) => EndpointRef::method_path(method, path),
-        _ => {
-            return Err(bad_request(
-                "give either operationId, or both method and path",
-            ));
-        }
-    };
+) -> JsonResult<devlens_openapi::EndpointDetails> {
+    let endpoint = endpoint_ref(query.operation_id, query.method, query.path)?;
     Ok(Json(
-        services
-            .api
+        app.api()
             .details(&query.target.selector(), &endpoint)
             .await?,
     ))
@@ -181,38 +141,34 @@ struct SearchBody {
 }
 
 async fn run_search(
-    services: &Services,
+    app: &App,
     body: SearchBody,
-) -> ApiResult<devlens_openapi::search::SearchResponse> {
-    let mode = body
-        .mode
-        .as_deref()
-        .map(SearchMode::parse)
-        .transpose()
-        .map_err(bad_request)?;
-    let mut request = SearchRequest::new(body.query, body.tag, body.method, body.limit, mode)
-        .map_err(bad_request)?;
-    request.details = body.details.unwrap_or(false);
+) -> JsonResult<devlens_openapi::search::SearchResponse> {
+    let request = search_request(SearchInput {
+        query: body.query,
+        tag: body.tag,
+        method: body.method,
+        limit: body.limit,
+        mode: body.mode,
+        details: body.details.unwrap_or(false),
+    })?;
     Ok(Json(
-        services
-            .api
-            .search(&body.target.selector(), &request)
-            .await?,
+        app.api().search(&body.target.selector(), &request).await?,
     ))
 }
 
 async fn search_get(
-    State(services): Shared,
+    State(app): Shared,
     Query(body): Query<SearchBody>,
-) -> ApiResult<devlens_openapi::search::SearchResponse> {
-    run_search(&services, body).await
+) -> JsonResult<devlens_openapi::search::SearchResponse> {
+    run_search(&app, body).await
 }
 
 async fn search_post(
-    State(services): Shared,
+    State(app): Shared,
     Json(body): Json<SearchBody>,
-) -> ApiResult<devlens_openapi::search::SearchResponse> {
-    run_search(&services, body).await
+) -> JsonResult<devlens_openapi::search::SearchResponse> {
+    run_search(&app, body).await
 }
 
 #[derive(Debug, Deserialize)]
@@ -226,11 +182,11 @@ struct ReindexQuery {
 /// `POST /api/embed/reindex?project=NAME[&force=true]`: builds the project's semantic index
 /// (seed 001).
 async fn embed_reindex(
-    State(services): Shared,
+    State(app): Shared,
     Query(query): Query<ReindexQuery>,
-) -> ApiResult<devlens_openapi::explorer::IndexReport> {
-    let report = services
-        .api
+) -> JsonResult<devlens_openapi::explorer::IndexReport> {
+    let report = app
+        .api()
         .build_index(&query.target.selector(), query.force, &|done, total| {
             tracing::debug!(done, total, "embedding endpoints");
         })
@@ -240,17 +196,17 @@ async fn embed_reindex(
 
 /// `GET /api/embed/status?project=NAME`.
 async fn embed_status(
-    State(services): Shared,
+    State(app): Shared,
     Query(target): Query<Target>,
-) -> ApiResult<devlens_openapi::explorer::IndexStatus> {
-    Ok(Json(services.api.index_status(&target.selector()).await?))
+) -> JsonResult<devlens_openapi::explorer::IndexStatus> {
+    Ok(Json(app.api().index_status(&target.selector()).await?))
 }
 
 /// `POST /api/embed/search`: seed 001's semantic search; `mode` may ask for another.
 async fn embed_search(
-    State(services): Shared,
+    State(app): Shared,
     Json(mut body): Json<SearchBody>,
-) -> ApiResult<devlens_openapi::search::SearchResponse> {
+) -> JsonResult<devlens_openapi::search::SearchResponse> {
     body.mode.get_or_insert_with(|| "semantic".into());
-    run_search(&services, body).await
+    run_search(&app, body).await
 }

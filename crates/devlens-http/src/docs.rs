@@ -6,66 +6,33 @@ use std::sync::Arc;
 use axum::{
     Json, Router,
     extract::{Query, State},
-    http::StatusCode,
     response::{IntoResponse, Response},
     routing::get,
 };
-use serde::{Deserialize, Serialize};
-use serde_json::json;
+use serde::Deserialize;
 
-use devlens_docs::{
-    Docs, DocsError, DocsSource, IngestReport, IngestRequest, LibraryInfo, QueryDocsInput,
-    QueryDocsOutput, Resolved,
+use devlens_app::{
+    App,
+    docs::{SourceInput, docs_source},
 };
-use devlens_mcp::Services;
+use devlens_docs::{
+    IngestReport, IngestRequest, LibraryList, QueryDocsInput, QueryDocsOutput, Resolved,
+};
 
-type Shared = State<Arc<Services>>;
+use crate::failure::{Failure, JsonResult};
 
-pub fn routes() -> Router<Arc<Services>> {
+type Shared = State<Arc<App>>;
+
+pub fn routes() -> Router<Arc<App>> {
     Router::new()
         .route("/docs/libraries", get(libraries).post(add_library))
         .route("/docs/resolve", get(resolve))
         .route("/docs/query", get(query_get).post(query_post))
 }
 
-/// A docs failure as `{"error": message}` with the status that fits it.
-struct DocsFailure(DocsError);
-
-impl IntoResponse for DocsFailure {
-    fn into_response(self) -> Response {
-        let status = match &self.0 {
-            e if e.is_not_found() => StatusCode::NOT_FOUND,
-            e if e.is_user_error() => StatusCode::BAD_REQUEST,
-            DocsError::Fetch { .. } => StatusCode::BAD_GATEWAY,
-            DocsError::Read { .. } => StatusCode::BAD_REQUEST,
-            DocsError::Embed(_) => StatusCode::SERVICE_UNAVAILABLE,
-            _ => StatusCode::INTERNAL_SERVER_ERROR,
-        };
-        (status, Json(json!({ "error": self.0.to_string() }))).into_response()
-    }
-}
-
-impl From<DocsError> for DocsFailure {
-    fn from(e: DocsError) -> Self {
-        Self(e)
-    }
-}
-
-type DocsResult<T> = Result<Json<T>, DocsFailure>;
-
-fn docs(services: &Services) -> Result<Arc<Docs>, DocsFailure> {
-    Ok(Docs::shared(services.api.config())?)
-}
-
-#[derive(Serialize)]
-struct LibraryList {
-    libraries: Vec<LibraryInfo>,
-}
-
-async fn libraries(State(services): Shared) -> DocsResult<LibraryList> {
-    Ok(Json(LibraryList {
-        libraries: docs(&services)?.list()?,
-    }))
+/// `GET /api/docs/libraries`: what `devlens docs list --json` prints.
+async fn libraries(State(app): Shared) -> JsonResult<LibraryList> {
+    Ok(Json(app.docs()?.list()?))
 }
 
 /// `POST /api/docs/libraries`: ingest a folder (`path`) or a site crawled from `url` (within
@@ -87,30 +54,14 @@ struct AddLibrary {
     description: Option<String>,
 }
 
-async fn add_library(
-    State(services): Shared,
-    Json(body): Json<AddLibrary>,
-) -> DocsResult<IngestReport> {
-    let source = match (body.path, body.url) {
-        (Some(path), None) => DocsSource::Path(path.into()),
-        (None, Some(url)) => {
-            let defaults = devlens_docs::crawl::CrawlLimits::default();
-            DocsSource::Crawl {
-                url,
-                limits: devlens_docs::crawl::CrawlLimits {
-                    max_pages: body.max_pages.unwrap_or(defaults.max_pages),
-                    max_depth: body.max_depth.unwrap_or(defaults.max_depth),
-                    ignore_robots: body.ignore_robots,
-                },
-            }
-        }
-        _ => {
-            return Err(DocsError::InvalidInput(
-                "give exactly one of `path` (a docs folder on this machine) or `url`".into(),
-            )
-            .into());
-        }
-    };
+async fn add_library(State(app): Shared, Json(body): Json<AddLibrary>) -> JsonResult<IngestReport> {
+    let source = docs_source(SourceInput {
+        path: body.path.map(Into::into),
+        url: body.url,
+        max_pages: body.max_pages,
+        max_depth: body.max_depth,
+        ignore_robots: body.ignore_robots,
+    })?;
     let request = IngestRequest {
         id: body.id,
         source,
@@ -118,7 +69,7 @@ async fn add_library(
         name: body.name,
         description: body.description,
     };
-    let report = docs(&services)?.ingest(&request, &|_, _, _| {}).await?;
+    let report = app.docs()?.ingest(&request, &|_, _, _| {}).await?;
     Ok(Json(report))
 }
 
@@ -130,38 +81,36 @@ struct ResolveQuery {
     query: Option<String>,
 }
 
-async fn resolve(State(services): Shared, Query(q): Query<ResolveQuery>) -> DocsResult<Resolved> {
+async fn resolve(State(app): Shared, Query(q): Query<ResolveQuery>) -> JsonResult<Resolved> {
     let name = q.library_name.unwrap_or_default();
-    Ok(Json(Resolved {
-        matches: docs(&services)?.resolve(&name, q.query.as_deref())?,
-    }))
+    Ok(Json(app.docs()?.resolve(&name, q.query.as_deref())?))
 }
 
 async fn query_get(
-    State(services): Shared,
+    State(app): Shared,
     Query(input): Query<QueryDocsInput>,
-) -> DocsResult<QueryDocsOutput> {
-    Ok(Json(docs(&services)?.query(&input).await?))
+) -> JsonResult<QueryDocsOutput> {
+    Ok(Json(app.docs()?.query(&input).await?))
 }
 
 async fn query_post(
-    State(services): Shared,
+    State(app): Shared,
     Json(input): Json<QueryDocsInput>,
-) -> DocsResult<QueryDocsOutput> {
-    Ok(Json(docs(&services)?.query(&input).await?))
+) -> JsonResult<QueryDocsOutput> {
+    Ok(Json(app.docs()?.query(&input).await?))
 }
 
 /// `/metrics`, outside `/api/` where scrapers look for it.
-pub fn metrics_route(services: Arc<Services>) -> Router {
+pub fn metrics_route(app: Arc<App>) -> Router {
     Router::new()
         .route("/metrics", get(metrics))
-        .with_state(services)
+        .with_state(app)
 }
 
 /// `GET /metrics`: Prometheus text of the docs queries (requests, errors, latency and tokens
 /// histograms, cache hits and misses).
-async fn metrics(State(services): Shared) -> Response {
-    match docs(&services) {
+async fn metrics(State(app): Shared) -> Response {
+    match app.docs() {
         Ok(docs) => (
             [(
                 axum::http::header::CONTENT_TYPE,
@@ -170,6 +119,6 @@ async fn metrics(State(services): Shared) -> Response {
             docs.metrics_text(),
         )
             .into_response(),
-        Err(e) => e.into_response(),
+        Err(e) => Failure::from(e).into_response(),
     }
 }

@@ -16,22 +16,23 @@ use axum::{
     response::{IntoResponse, Response},
     routing::{get, post},
 };
-use serde::{Deserialize, Deserializer, Serialize};
-use serde_json::json;
+use serde::{Deserialize, Deserializer};
 
+use devlens_app::{App, kb::SaveSolution};
 use devlens_kb::{
-    AskAnswer, AskRequest, ImportReport, KbError, KbStatus, KnowledgeBase, NewSolution,
-    ReembedReport, Saved, SearchMode, SearchOptions, SearchResults, Solution, SolutionPatch,
+    AskAnswer, AskRequest, Deleted, ImportReport, KbStatus, KnowledgeBase, ReembedReport, Saved,
+    SearchMode, SearchOptions, SearchResults, Solution, SolutionList, SolutionPatch,
 };
-use devlens_mcp::Services;
 
-type Shared = State<Arc<Services>>;
+use crate::failure::{Failure, JsonResult, json_body, rejected_body};
+
+type Shared = State<Arc<App>>;
 
 /// A solution's text may be up to 1 MB, which JSON escaping can multiply; an export holds many.
 const SOLUTION_BODY_LIMIT: usize = 8 * 1024 * 1024;
 const IMPORT_BODY_LIMIT: usize = 256 * 1024 * 1024;
 
-pub fn routes() -> Router<Arc<Services>> {
+pub fn routes() -> Router<Arc<App>> {
     Router::new()
         .route(
             "/kb/solutions",
@@ -57,48 +58,8 @@ pub fn routes() -> Router<Arc<Services>> {
         .route("/kb/status", get(status))
 }
 
-/// A failure as `{"error": message}` with the status that fits it.
-struct KbFailure(StatusCode, String);
-
-impl IntoResponse for KbFailure {
-    fn into_response(self) -> Response {
-        (self.0, Json(json!({ "error": self.1 }))).into_response()
-    }
-}
-
-impl From<KbError> for KbFailure {
-    fn from(e: KbError) -> Self {
-        let status = match &e {
-            KbError::UnknownSolution { .. } => StatusCode::NOT_FOUND,
-            KbError::InvalidInput(_) | KbError::Import { .. } => StatusCode::BAD_REQUEST,
-            KbError::Embed(inner) if inner.is_unavailable() => StatusCode::SERVICE_UNAVAILABLE,
-            KbError::EmbedderUnavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
-            KbError::Llm(_) => StatusCode::BAD_GATEWAY,
-            _ => StatusCode::INTERNAL_SERVER_ERROR,
-        };
-        Self(status, e.to_string())
-    }
-}
-
-type KbResult<T> = Result<Json<T>, KbFailure>;
-
-fn kb(services: &Services) -> Result<Arc<KnowledgeBase>, KbFailure> {
-    Ok(services.knowledge_base()?)
-}
-
-/// The JSON body, or a 400 naming the fields `expected`.
-fn body<T>(body: Result<Json<T>, JsonRejection>, expected: &str) -> Result<T, KbFailure> {
-    body.map(|Json(b)| b).map_err(|e| {
-        // A body too large stays a 413; the rest (syntax, fields, content type) is a bad request.
-        let status = match e.status() {
-            StatusCode::PAYLOAD_TOO_LARGE => StatusCode::PAYLOAD_TOO_LARGE,
-            _ => StatusCode::BAD_REQUEST,
-        };
-        KbFailure(
-            status,
-            format!("{}. Send a JSON body: {expected}", e.body_text()),
-        )
-    })
+fn kb(app: &App) -> Result<Arc<KnowledgeBase>, Failure> {
+    Ok(app.kb()?)
 }
 
 /// `null` → `Some(None)` (remove), absent → `None` (keep), a value → `Some(Some(v))`.
@@ -106,36 +67,9 @@ fn nullable<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Option<String>>, D
     Option::<String>::deserialize(d).map(Some)
 }
 
-/// One row of `GET /api/kb/solutions` (what `devlens kb list --json` prints).
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct Listed {
-    id: String,
-    title: String,
-    url: Option<String>,
-    tags: Vec<String>,
-    created_at: String,
-}
-
-#[derive(Serialize)]
-struct SolutionList {
-    solutions: Vec<Listed>,
-}
-
-/// `GET /api/kb/solutions`: every solution, newest first.
-async fn list(State(services): Shared) -> KbResult<SolutionList> {
-    let solutions = kb(&services)?
-        .list()?
-        .into_iter()
-        .map(|s| Listed {
-            id: s.id,
-            title: s.title,
-            url: s.url,
-            tags: s.tags,
-            created_at: s.created_at,
-        })
-        .collect();
-    Ok(Json(SolutionList { solutions }))
+/// `GET /api/kb/solutions`: every solution, newest first (what `devlens kb list --json` prints).
+async fn list(State(app): Shared) -> JsonResult<SolutionList> {
+    Ok(Json(kb(&app)?.list()?))
 }
 
 #[derive(Debug, Deserialize)]
@@ -153,24 +87,24 @@ const CREATE_FIELDS: &str = "{\"title\", \"text\", \"url\"?, \"summary\"?, \"tag
 
 /// `POST /api/kb/solutions`: 201 with the saved solution.
 async fn create(
-    State(services): Shared,
+    State(app): Shared,
     request: Result<Json<CreateBody>, JsonRejection>,
-) -> Result<(StatusCode, Json<Saved>), KbFailure> {
-    let b = body(request, CREATE_FIELDS)?;
-    let saved = kb(&services)?
-        .add(NewSolution {
-            title: b.title,
-            url: b.url,
-            text: b.text,
-            summary: b.summary,
-            tags: b.tags,
-        })
-        .await?;
+) -> Result<(StatusCode, Json<Saved>), Failure> {
+    let b = json_body(request, CREATE_FIELDS)?;
+    let save = SaveSolution {
+        id: None,
+        title: Some(b.title),
+        text: Some(b.text),
+        url: b.url,
+        summary: b.summary,
+        tags: Some(b.tags),
+    };
+    let saved = save.run(&*kb(&app)?).await?;
     Ok((StatusCode::CREATED, Json(saved)))
 }
 
-async fn show(State(services): Shared, Path(id): Path<String>) -> KbResult<Solution> {
-    Ok(Json(kb(&services)?.get(&id)?))
+async fn show(State(app): Shared, Path(id): Path<String>) -> JsonResult<Solution> {
+    Ok(Json(kb(&app)?.get(&id)?))
 }
 
 #[derive(Debug, Deserialize)]
@@ -187,11 +121,11 @@ struct UpdateBody {
 
 /// `PUT /api/kb/solutions/{id}`: only the fields given change; `null` removes url or summary.
 async fn update(
-    State(services): Shared,
+    State(app): Shared,
     Path(id): Path<String>,
     request: Result<Json<UpdateBody>, JsonRejection>,
-) -> KbResult<Saved> {
-    let b = body(
+) -> JsonResult<Saved> {
+    let b = json_body(
         request,
         "any of {\"title\", \"text\", \"url\", \"summary\", \"tags\"} (null removes url or summary)",
     )?;
@@ -202,19 +136,12 @@ async fn update(
         summary: b.summary,
         tags: b.tags,
     };
-    Ok(Json(kb(&services)?.update(&id, patch).await?))
+    Ok(Json(kb(&app)?.update(&id, patch).await?))
 }
 
-#[derive(Serialize)]
-struct Deleted {
-    deleted: Solution,
-}
-
-/// `DELETE /api/kb/solutions/{id}`: what was deleted.
-async fn remove(State(services): Shared, Path(id): Path<String>) -> KbResult<Deleted> {
-    Ok(Json(Deleted {
-        deleted: kb(&services)?.delete(&id)?,
-    }))
+/// `DELETE /api/kb/solutions/{id}`: which solution was deleted.
+async fn remove(State(app): Shared, Path(id): Path<String>) -> JsonResult<Deleted> {
+    Ok(Json(kb(&app)?.delete(&id)?))
 }
 
 #[derive(Debug, Deserialize)]
@@ -230,10 +157,10 @@ struct SearchBody {
 
 /// `POST /api/kb/search`.
 async fn search(
-    State(services): Shared,
+    State(app): Shared,
     request: Result<Json<SearchBody>, JsonRejection>,
-) -> KbResult<SearchResults> {
-    let b = body(
+) -> JsonResult<SearchResults> {
+    let b = json_body(
         request,
         "{\"query\", \"mode\"?: \"semantic\"|\"keyword\"|\"hybrid\", \"topK\"?, \"similarityThreshold\"?}",
     )?;
@@ -242,7 +169,7 @@ async fn search(
         top_k: b.top_k,
         similarity_threshold: b.similarity_threshold,
     };
-    Ok(Json(kb(&services)?.search(&b.query, &options).await?))
+    Ok(Json(kb(&app)?.search(&b.query, &options).await?))
 }
 
 #[derive(Debug, Deserialize)]
@@ -262,10 +189,10 @@ struct AskBody {
 
 /// `POST /api/kb/ask`: the numbered context with its sources, and an answer when asked for.
 async fn ask(
-    State(services): Shared,
+    State(app): Shared,
     request: Result<Json<AskBody>, JsonRejection>,
-) -> KbResult<AskAnswer> {
-    let b = body(
+) -> JsonResult<AskAnswer> {
+    let b = json_body(
         request,
         "{\"query\", \"topK\"?, \"generateAnswer\"?, \"mode\"?, \"contextLimit\"?, \"similarityThreshold\"?}",
     )?;
@@ -277,12 +204,12 @@ async fn ask(
         generate_answer: b.generate_answer,
         context_limit: b.context_limit,
     };
-    Ok(Json(kb(&services)?.ask(&request).await?))
+    Ok(Json(kb(&app)?.ask(&request).await?))
 }
 
 /// `GET /api/kb/export`: the file `devlens kb export` writes, byte for byte.
-async fn export(State(services): Shared) -> Result<Response, KbFailure> {
-    let json = kb(&services)?.export_json()?;
+async fn export(State(app): Shared) -> Result<Response, Failure> {
+    let json = kb(&app)?.export_json()?;
     Ok((
         [
             (header::CONTENT_TYPE, "application/json"),
@@ -299,11 +226,11 @@ async fn export(State(services): Shared) -> Result<Response, KbFailure> {
 /// `POST /api/kb/import` with an export as the body: every solution or, when anything in it is
 /// wrong, none.
 async fn import(
-    State(services): Shared,
+    State(app): Shared,
     text: Result<String, StringRejection>,
-) -> KbResult<ImportReport> {
+) -> JsonResult<ImportReport> {
     let text = text.map_err(|e| {
-        KbFailure(
+        rejected_body(
             e.status(),
             format!(
                 "{}. Send the JSON file `devlens kb export` (or GET /api/kb/export) wrote as the \
@@ -312,14 +239,14 @@ async fn import(
             ),
         )
     })?;
-    Ok(Json(kb(&services)?.import_json(&text, "the request body")?))
+    Ok(Json(kb(&app)?.import_json(&text, "the request body")?))
 }
 
 /// `POST /api/kb/reembed`: embeds every solution lacking a current embedding.
-async fn reembed(State(services): Shared) -> KbResult<ReembedReport> {
-    Ok(Json(kb(&services)?.reembed(&|_, _| {}).await?))
+async fn reembed(State(app): Shared) -> JsonResult<ReembedReport> {
+    Ok(Json(kb(&app)?.reembed(&|_, _| {}).await?))
 }
 
-async fn status(State(services): Shared) -> KbResult<KbStatus> {
-    Ok(Json(kb(&services)?.status().await?))
+async fn status(State(app): Shared) -> JsonResult<KbStatus> {
+    Ok(Json(kb(&app)?.status().await?))
 }

@@ -1,44 +1,40 @@
-//! The devlens HTTP server: MCP Streamable HTTP at `/mcp` and the REST API under `/api/`, on
-//! one port.
+//! The devlens HTTP server: the REST API under `/api/`, `/metrics`, and whatever MCP transport
+//! the caller mounts (MCP Streamable HTTP at `/mcp`), on one port.
 //!
 //! It binds loopback by default and checks `Host` and `Origin` on every request: a page on some
 //! other site must not be able to reach a local devlens through DNS rebinding or a cross-origin
-//! fetch. Handlers are thin: they parse the request, call the same domain functions the MCP tools
-//! and the CLI call, and map failures to status codes.
+//! fetch. Handlers are thin: they parse the request, call the application layer
+//! ([`devlens_app::App`]) exactly as the MCP tools and the CLI do, and answer its results as JSON
+//! or its failures with the status their kind maps to ([`failure`]).
+//!
+//! This crate knows nothing of MCP: the binary builds the MCP service and hands it in as a
+//! router, so the REST API and the MCP server depend on the application layer, not on each
+//! other.
 
 mod api;
 mod docs;
+pub mod failure;
 mod guard;
 mod kb;
 
 use std::{net::SocketAddr, sync::Arc};
 
 use axum::{Router, middleware};
-use rmcp::transport::streamable_http_server::{
-    StreamableHttpServerConfig, StreamableHttpService, session::local::LocalSessionManager,
-};
 use tokio_util::sync::CancellationToken;
 
-use devlens_mcp::{DevlensServer, Services};
+use devlens_app::App;
 
+pub use failure::Failure;
 pub use guard::OriginPolicy;
 
-/// Builds the whole application: `/mcp`, `/api/…`, guarded by the origin policy.
-pub fn app(services: Arc<Services>, policy: OriginPolicy, shutdown: CancellationToken) -> Router {
-    let mcp_config = StreamableHttpServerConfig::default()
-        .with_allowed_hosts(policy.allowed_hosts())
-        .with_cancellation_token(shutdown);
-    let mcp_services = Arc::clone(&services);
-    let mcp: StreamableHttpService<DevlensServer, LocalSessionManager> = StreamableHttpService::new(
-        move || Ok(DevlensServer::new(Arc::clone(&mcp_services))),
-        Default::default(),
-        mcp_config,
-    );
+/// Builds the whole application: `/api/…`, `/metrics` and `extra` (e.g. `/mcp`), guarded by the
+/// origin policy.
+pub fn router(app: Arc<App>, extra: Router, policy: OriginPolicy) -> Router {
     let policy = Arc::new(policy);
     Router::new()
-        .nest_service("/mcp", mcp)
-        .merge(docs::metrics_route(Arc::clone(&services)))
-        .nest("/api", api::routes(services))
+        .merge(extra)
+        .merge(docs::metrics_route(Arc::clone(&app)))
+        .nest("/api", api::routes(app))
         .layer(middleware::from_fn_with_state(
             policy,
             guard::check_host_and_origin,
@@ -48,7 +44,8 @@ pub fn app(services: Arc<Services>, policy: OriginPolicy, shutdown: Cancellation
 /// Serves until `shutdown` is cancelled. Logs the address it listens on to stderr.
 pub async fn serve(
     addr: SocketAddr,
-    services: Arc<Services>,
+    app: Arc<App>,
+    extra: Router,
     policy: OriginPolicy,
     shutdown: CancellationToken,
 ) -> std::io::Result<()> {
@@ -60,8 +57,8 @@ pub async fn serve(
     })?;
     let local = listener.local_addr()?;
     tracing::info!("devlens HTTP API on http://{local}/api/  MCP on http://{local}/mcp");
-    let app = app(services, policy, shutdown.clone());
-    axum::serve(listener, app)
+    let router = router(app, extra, policy);
+    axum::serve(listener, router)
         .with_graceful_shutdown(async move { shutdown.cancelled_owned().await })
         .await
 }

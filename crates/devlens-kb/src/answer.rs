@@ -9,9 +9,12 @@ use std::ops::Range;
 
 use serde::Serialize;
 
+use devlens_search::sqlite::blocking;
 use devlens_search::tokens;
 
-use crate::Solution;
+use crate::{
+    AskAnswer, AskRequest, ChatClient, KbError, KnowledgeBase, SearchOptions, Solution, llm,
+};
 
 /// Default budget of the context, in cl100k tokens.
 pub const DEFAULT_CONTEXT_TOKENS: usize = 3_000;
@@ -141,6 +144,113 @@ relevant code from the sources when it helps. Be concise but thorough.";
 /// The user message: the sources, then the question.
 pub fn user_prompt(query: &str, context: &str) -> String {
     format!("Sources from the knowledge base:\n\n{context}\n\nQuestion: {query}")
+}
+
+impl KnowledgeBase {
+    /// Retrieves solutions for `request.query` and assembles them into a numbered context;
+    /// generates an answer from it when asked (or `[kb] auto_generate_answer`) and an LLM
+    /// endpoint is configured.
+    pub async fn ask(&self, request: &AskRequest) -> Result<AskAnswer, KbError> {
+        let limit = request.context_limit.unwrap_or(DEFAULT_CONTEXT_TOKENS);
+        if !(MIN_CONTEXT_TOKENS..=MAX_CONTEXT_TOKENS).contains(&limit) {
+            return Err(KbError::InvalidInput(format!(
+                "context_limit must be between {} and {} tokens (got {limit})",
+                MIN_CONTEXT_TOKENS, MAX_CONTEXT_TOKENS
+            )));
+        }
+        let generate = request
+            .generate_answer
+            .or(self.settings.auto_generate_answer)
+            .unwrap_or(false);
+        // Check the endpoint before searching: a misconfiguration is the caller's to fix first.
+        let client = if generate {
+            ChatClient::from_settings(&self.llm, &|name| std::env::var(name).ok())?
+        } else {
+            None
+        };
+        let found = self
+            .search(
+                &request.query,
+                &SearchOptions {
+                    mode: request.mode,
+                    top_k: request.top_k,
+                    similarity_threshold: request.similarity_threshold,
+                },
+            )
+            .await?;
+        let solutions = blocking(|| {
+            self.store.get_many(
+                &found
+                    .results
+                    .iter()
+                    .map(|r| r.id.as_str())
+                    .collect::<Vec<_>>(),
+            )
+        })?;
+        let best_keyword = found.results.iter().map(|r| r.score).fold(0.0f32, f32::max);
+        let retrieved: Vec<Retrieved<'_>> = found
+            .results
+            .iter()
+            .zip(&found.chunks)
+            .filter_map(|(hit, chunk)| {
+                let solution = solutions.iter().find(|s| s.id == hit.id)?;
+                let relevance = match hit.similarity {
+                    Some(sim) => (sim.clamp(0.0, 1.0) * 100.0).round() as u32,
+                    None if best_keyword > 0.0 => (hit.score / best_keyword * 100.0).round() as u32,
+                    None => 0,
+                };
+                Some(Retrieved {
+                    solution,
+                    relevance,
+                    best_chunk: chunk.clone(),
+                })
+            })
+            .collect();
+        let context = assemble(&retrieved, limit);
+        let mut notice = found.notice.clone();
+        let mut answer_text = None;
+        let mut answered_by = None;
+        if generate {
+            match (&client, context.sources.is_empty()) {
+                (None, _) => push_note(
+                    &mut notice,
+                    format!(
+                        "no answer generated: no LLM endpoint is configured; {}",
+                        llm::HOW_TO_CONFIGURE
+                    ),
+                ),
+                (Some(_), true) => push_note(
+                    &mut notice,
+                    "no answer generated: no saved solution matches the question".into(),
+                ),
+                (Some(client), false) => {
+                    let text = client
+                        .complete(SYSTEM_PROMPT, &user_prompt(&found.query, &context.text))
+                        .await?;
+                    answer_text = Some(text);
+                    answered_by = Some(client.model().to_string());
+                }
+            }
+        }
+        Ok(AskAnswer {
+            query: found.query,
+            mode: found.mode,
+            notice,
+            context: context.text,
+            sources: context.sources,
+            total_tokens: context.tokens,
+            truncated: context.truncated,
+            answer: answer_text,
+            answered_by,
+        })
+    }
+}
+
+fn push_note(notice: &mut Option<String>, note: String) {
+    *notice = Some(match notice.take() {
+        Some(n) => format!("{n}; {note}"),
+        None => note,
+    });
 }
 
 #[cfg(test)]

@@ -3,6 +3,8 @@
 
 use std::path::PathBuf;
 
+use devlens_core::{Classify, ErrorKind};
+
 /// Everything that can go wrong with the knowledge base.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -42,4 +44,18 @@ pub enum KbError {
 
     #[error("{0}")]
     Llm(String),
+}
+
+impl Classify for KbError {
+    fn kind(&self) -> ErrorKind {
+        match self {
+            Self::InvalidInput(_) | Self::Import { .. } => ErrorKind::InvalidInput,
+            Self::UnknownSolution { .. } => ErrorKind::NotFound,
+            Self::Store { .. } => ErrorKind::Internal,
+            Self::EmbedderUnavailable(_) => ErrorKind::Unavailable,
+            Self::Embed(e) if e.is_unavailable() => ErrorKind::Unavailable,
+            Self::Embed(_) => ErrorKind::Upstream,
+            Self::Llm(_) => ErrorKind::Upstream,
+        }
+    }
 }

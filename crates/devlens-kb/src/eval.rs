@@ -66,8 +66,8 @@ pub struct ThresholdRow {
     pub off_topic_empty: f64,
 }
 
-impl EvalReport {
-    pub fn to_text(&self) -> String {
+impl devlens_core::Report for EvalReport {
+    fn to_text(&self) -> String {
         let mut out = format!(
             "{} questions ({} unanswerable), mode {}, top {}{}:\n  hit@1 {:.3}  hit@3 {:.3}  \
              hit@{} {:.3}  MRR {:.3}  unanswerable left empty {:.3}  p50 {:.1} ms  p95 {:.1} ms",
@@ -119,7 +119,7 @@ impl KnowledgeBase {
         let mut rr = 0.0f64;
         let mut empty_off_topic = 0usize;
         let mut latencies = Vec::with_capacity(golden.len());
-        let mut mode = options.mode.unwrap_or_default();
+        let mut mode = options.mode.unwrap_or(crate::DEFAULT_MODE);
         let mut threshold = None;
         let mut notice = None;
         // Warm-up: the model load and first-query set-up are not what a query costs.

@@ -8,48 +8,24 @@
 use std::collections::HashMap;
 use std::ops::Range;
 
-use serde::{Deserialize, Serialize};
+use std::sync::Arc;
+use std::time::Instant;
 
-use crate::store::LoadedVectors;
+use devlens_embed::Embedder;
+use devlens_search::sqlite::blocking;
+use devlens_search::{Fusion, Retrieval};
 
-/// How a search ranks solutions.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize, schemars::JsonSchema,
-)]
-#[serde(rename_all = "lowercase")]
-pub enum SearchMode {
-    /// By meaning: cosine similarity of the question's embedding to each solution's best chunk.
-    #[default]
-    Semantic,
-    /// By words: BM25 over title, tags and text.
-    Keyword,
-    /// Both, fused by reciprocal rank.
-    Hybrid,
-}
+use crate::store::{LoadedVectors, SolutionStore};
+use crate::{
+    DEFAULT_TOP_K, EXCERPT_CHARS, KbError, KnowledgeBase, MAX_TOP_K, SearchHit, SearchOptions,
+    SearchResults,
+};
 
-impl SearchMode {
-    pub const ALL: [SearchMode; 3] = [Self::Semantic, Self::Keyword, Self::Hybrid];
+pub use devlens_search::SearchMode;
 
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Semantic => "semantic",
-            Self::Keyword => "keyword",
-            Self::Hybrid => "hybrid",
-        }
-    }
-
-    pub fn parse(name: &str) -> Option<Self> {
-        Self::ALL
-            .into_iter()
-            .find(|m| m.as_str().eq_ignore_ascii_case(name.trim()))
-    }
-}
-
-impl std::fmt::Display for SearchMode {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
+/// The mode a search runs in when neither the call nor `[kb] search_mode` names one: by
+/// meaning, so a question in other words than the solution's still finds it.
+pub const DEFAULT_MODE: SearchMode = SearchMode::Semantic;
 
 /// The similarity threshold semantic search uses unless told otherwise, per embedding model.
 ///
@@ -80,9 +56,9 @@ pub(crate) const FUSION_DEPTH: usize = 50;
 /// (by at most this much): an exact error code or API name in the question is evidence of its
 /// own. Far below it, it is a coincidence of words.
 pub(crate) const KEYWORD_RESCUE_MARGIN: f32 = 0.1;
-/// Reciprocal-rank constant: small, so the first few places of each list dominate (as in
-/// the docs corpus, where it ranked best).
-pub(crate) const RRF_K: f32 = 10.0;
+/// Reciprocal rank fusion with a small constant, so the first few places of each list dominate
+/// (as in the docs corpus, where it ranked best).
+const HYBRID_FUSION: Fusion = Fusion::ReciprocalRank { k: 10.0 };
 
 /// English words that say nothing about a topic; left out of keyword queries so "how do I …"
 /// does not match every solution.
@@ -118,15 +94,6 @@ pub(crate) fn query_terms(query: &str) -> Vec<String> {
     let mut chosen = if terms.is_empty() { all } else { terms };
     chosen.truncate(32);
     chosen
-}
-
-/// An FTS5 query matching any of the terms (each quoted, so no term is read as syntax).
-pub(crate) fn fts_query(terms: &[String]) -> String {
-    terms
-        .iter()
-        .map(|t| format!("\"{}\"", t.replace('"', "")))
-        .collect::<Vec<_>>()
-        .join(" OR ")
 }
 
 /// The chunk vectors of one model, loaded from the store and kept until anything is written.
@@ -296,8 +263,8 @@ pub(crate) fn hybrid_ranked(
         .collect();
     let by_slot: HashMap<u64, &SemanticMatch> =
         matches.iter().map(|m| (m.solution as u64, m)).collect();
-    let fused =
-        devlens_search::reciprocal_rank_fusion(&[(&semantic_ids, 1.0), (&keyword_ids, 1.0)], RRF_K);
+    let scored = |ids: &[u64]| -> Vec<(u64, f32)> { ids.iter().map(|&id| (id, 0.0)).collect() };
+    let fused = HYBRID_FUSION.fuse(&scored(&semantic_ids), &scored(&keyword_ids));
     let keyword_best = keyword_ids.first().copied();
     let mut ranked = Vec::new();
     for (slot, score) in fused {
@@ -373,6 +340,307 @@ pub(crate) fn excerpt(
     out
 }
 
+/// The question's semantic ranking: the vectors it ranked, its best matches, the threshold.
+struct SemanticRanking {
+    cache: Arc<VectorCache>,
+    matches: Vec<SemanticMatch>,
+    threshold: f32,
+}
+
+/// What the semantic side of a search can offer.
+enum SemanticSide {
+    /// The ranking, and a caveat for the answer (solutions without embeddings).
+    Ready(SemanticRanking, Option<String>),
+    /// Why there is none.
+    Missing(String),
+    /// Nothing is saved at all.
+    EmptyBase,
+}
+
+impl KnowledgeBase {
+    pub(crate) fn mode(&self, asked: Option<SearchMode>) -> SearchMode {
+        asked
+            .or_else(|| {
+                self.settings
+                    .search_mode
+                    .as_deref()
+                    .and_then(|m| SearchMode::parse(m).ok())
+            })
+            .unwrap_or(DEFAULT_MODE)
+    }
+
+    pub(crate) fn top_k(&self, asked: Option<usize>) -> Result<usize, KbError> {
+        let k = asked.or(self.settings.top_k).unwrap_or(DEFAULT_TOP_K);
+        if k == 0 || k > MAX_TOP_K {
+            return Err(KbError::InvalidInput(format!(
+                "top_k must be between 1 and {MAX_TOP_K} (got {k})"
+            )));
+        }
+        Ok(k)
+    }
+
+    pub(crate) fn threshold(&self, asked: Option<f32>, model: &str) -> Result<f32, KbError> {
+        let t = asked
+            .or(self.settings.similarity_threshold)
+            .unwrap_or_else(|| calibrated_threshold(model));
+        if !(-1.0..=1.0).contains(&t) || t.is_nan() {
+            return Err(KbError::InvalidInput(format!(
+                "similarity_threshold must be between -1 and 1 (cosine similarity; got {t})"
+            )));
+        }
+        Ok(t)
+    }
+
+    /// The chunk vectors of `embedder`'s model, reloaded when anything was written since.
+    fn vector_cache(&self, embedder: &dyn Embedder) -> Result<Arc<VectorCache>, KbError> {
+        let generation = self.store.generation()?;
+        let dims = embedder.dims();
+        let mut slot = self.vectors.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(cache) = slot.as_ref()
+            && cache.generation == generation
+            && cache.model == embedder.model()
+            && cache.dims == dims
+        {
+            return Ok(cache.clone());
+        }
+        let loaded = self.store.vectors(embedder.model(), dims)?;
+        let mut cache = VectorCache::new(generation, embedder.model(), dims, loaded);
+        // Counted with the vectors, at the same generation: searches need not count again.
+        cache.total = self.store.counts(None)?.solutions;
+        let cache = Arc::new(cache);
+        *slot = Some(cache.clone());
+        Ok(cache)
+    }
+
+    /// Whether `[kb] show_similarity_scores` asks for scores in result texts.
+    fn show_scores(&self) -> bool {
+        self.settings.show_similarity_scores.unwrap_or(true)
+    }
+
+    /// The semantic side of a search: the question's ranking over the chunk vectors, or why
+    /// there is none (in words that say what to do). A failure that is not about embeddings
+    /// being unavailable is an error.
+    async fn semantic_side(
+        &self,
+        query: &str,
+        threshold: Option<f32>,
+        top_k: usize,
+    ) -> Result<SemanticSide, KbError> {
+        let embedder = match self.embedder().await {
+            Ok(embedder) => embedder,
+            Err(reason) => {
+                return Ok(SemanticSide::Missing(format!(
+                    "semantic search is unavailable ({reason})"
+                )));
+            }
+        };
+        let cache = blocking(|| self.vector_cache(embedder.as_ref()))?;
+        if cache.total == 0 {
+            return Ok(SemanticSide::EmptyBase);
+        }
+        if cache.solutions() == 0 {
+            return Ok(SemanticSide::Missing(format!(
+                "no solution has an embedding from {} yet: run `devlens kb reembed`",
+                embedder.model()
+            )));
+        }
+        let vector = match embedder.embed_query(query).await {
+            Ok(vector) => vector,
+            Err(e) if e.is_unavailable() => {
+                return Ok(SemanticSide::Missing(format!(
+                    "semantic search is unavailable ({e})"
+                )));
+            }
+            Err(e) => return Err(e.into()),
+        };
+        let threshold = self.threshold(threshold, embedder.model())?;
+        let caveat = (cache.solutions() < cache.total).then(|| {
+            format!(
+                "{} of {} solutions have no current embedding and are found by keyword only: \
+                 run `devlens kb reembed`",
+                cache.total - cache.solutions(),
+                cache.total
+            )
+        });
+        // Enough for the results, for hybrid fusion and for the eval's threshold sweep.
+        let matches = cache.rank(&vector, top_k.max(FUSION_DEPTH));
+        Ok(SemanticSide::Ready(
+            SemanticRanking {
+                cache,
+                matches,
+                threshold,
+            },
+            caveat,
+        ))
+    }
+
+    /// Finds saved solutions for `query`.
+    pub async fn search(
+        &self,
+        query: &str,
+        options: &SearchOptions,
+    ) -> Result<SearchResults, KbError> {
+        let query = query.trim();
+        if query.is_empty() {
+            return Err(KbError::InvalidInput(
+                "the query is empty: describe the problem, e.g. \"CORS error on PUT with credentials\"".into(),
+            ));
+        }
+        let asked = self.mode(options.mode);
+        let top_k = self.top_k(options.top_k)?;
+        if options.similarity_threshold.is_some() {
+            self.threshold(options.similarity_threshold, "")?;
+        }
+        let terms = query_terms(query);
+        let started = Instant::now();
+
+        // Semantic ranking, unless keyword search was asked for or embeddings are unavailable.
+        let mut caveat = None;
+        let semantic = if asked.uses_embeddings() {
+            match self
+                .semantic_side(query, options.similarity_threshold, top_k)
+                .await?
+            {
+                SemanticSide::EmptyBase => return Ok(self.empty_result(query, asked)),
+                SemanticSide::Missing(why) => Err(why),
+                SemanticSide::Ready(ranking, note) => {
+                    caveat = note;
+                    Ok(ranking)
+                }
+            }
+        } else {
+            Err(String::new())
+        };
+        let mut plan = Retrieval::with(asked, semantic);
+        if let Some(note) = caveat {
+            plan.note(note);
+        }
+        let ran = plan.mode;
+        let keyword = if ran == SearchMode::Semantic {
+            Vec::new()
+        } else {
+            let depth = if ran == SearchMode::Keyword {
+                top_k
+            } else {
+                FUSION_DEPTH
+            };
+            blocking(|| self.store.keyword(&terms, depth))?
+        };
+
+        let mut threshold_used = None;
+        let ranked = match &plan.semantic {
+            None => {
+                if keyword.is_empty() {
+                    let total = blocking(|| self.store.counts(None))?.solutions;
+                    if total == 0 {
+                        return Ok(self.empty_result(query, asked));
+                    }
+                    plan.note(format!(
+                        "no saved solution contains any of the words {}; rephrase, or try \
+                         semantic search",
+                        terms
+                            .iter()
+                            .map(|t| format!("`{t}`"))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ));
+                }
+                keyword_ranked(&keyword)
+            }
+            Some(side) => {
+                threshold_used = Some(side.threshold);
+                let ranked = if ran == SearchMode::Hybrid {
+                    hybrid_ranked(&side.cache, &side.matches, &keyword, side.threshold, top_k)
+                } else {
+                    semantic_ranked(&side.cache, &side.matches, side.threshold, top_k)
+                };
+                if ranked.is_empty() {
+                    let note = below_threshold_notice(
+                        &side.cache,
+                        &side.matches,
+                        side.threshold,
+                        self.store.as_ref(),
+                    );
+                    plan.note(note);
+                }
+                ranked
+            }
+        };
+        let ids: Vec<&str> = ranked.iter().take(top_k).map(|r| r.id.as_str()).collect();
+        let solutions = blocking(|| self.store.get_many(&ids))?;
+        let mut results = Vec::with_capacity(ranked.len());
+        let mut chunks = Vec::with_capacity(ranked.len());
+        for r in ranked.into_iter().take(top_k) {
+            let Some(s) = solutions.iter().find(|s| s.id == r.id) else {
+                continue;
+            };
+            results.push(SearchHit {
+                excerpt: excerpt(&s.text, r.chunk.clone(), &terms, EXCERPT_CHARS),
+                id: s.id.clone(),
+                title: s.title.clone(),
+                url: s.url.clone(),
+                tags: s.tags.clone(),
+                score: r.score,
+                similarity: r.similarity,
+                created_at: s.created_at.clone(),
+            });
+            chunks.push(r.chunk);
+        }
+        tracing::info!(
+            target: "devlens::kb",
+            query,
+            mode = ran.as_str(),
+            results = results.len(),
+            latency_ms = started.elapsed().as_secs_f64() * 1000.0,
+            "kb search"
+        );
+        Ok(SearchResults {
+            query: query.to_string(),
+            mode: ran,
+            notice: plan.notice(),
+            threshold: threshold_used,
+            results,
+            chunks,
+            show_scores: self.show_scores(),
+        })
+    }
+
+    fn empty_result(&self, query: &str, mode: SearchMode) -> SearchResults {
+        SearchResults {
+            query: query.to_string(),
+            mode,
+            notice: Some(
+                "the knowledge base is empty: save solutions with `devlens kb add` (or the \
+                 save_solution tool), or import an export with `devlens kb import`"
+                    .into(),
+            ),
+            threshold: None,
+            results: Vec::new(),
+            chunks: Vec::new(),
+            show_scores: self.show_scores(),
+        }
+    }
+}
+
+/// Why a semantic search returned nothing: the closest solution and its score.
+fn below_threshold_notice(
+    cache: &VectorCache,
+    matches: &[SemanticMatch],
+    threshold: f32,
+    store: &dyn SolutionStore,
+) -> String {
+    let best = matches.first().and_then(|m| {
+        let id = cache.ids.get(m.solution as usize)?;
+        let title = store.get(id).ok().flatten()?.title;
+        Some(format!("the closest is \"{title}\" at {:.2}", m.score))
+    });
+    format!(
+        "no saved solution is close enough in meaning (similarity threshold {threshold:.2}{}). \
+         Rephrase the question, try mode `keyword` or `hybrid`, or lower similarity_threshold",
+        best.map(|b| format!("; {b}")).unwrap_or_default()
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -385,13 +653,12 @@ mod tests {
         );
         assert_eq!(query_terms("how to do it"), vec!["how", "to", "do", "it"]);
         assert!(query_terms("  ?! ").is_empty());
-        assert_eq!(fts_query(&["a\"b".into(), "c".into()]), "\"ab\" OR \"c\"");
     }
 
     #[test]
     fn modes_parse_and_thresholds_follow_the_model() {
-        assert_eq!(SearchMode::parse(" Hybrid"), Some(SearchMode::Hybrid));
-        assert_eq!(SearchMode::parse("vector"), None);
+        assert_eq!(SearchMode::parse(" Hybrid"), Ok(SearchMode::Hybrid));
+        assert!(SearchMode::parse("vector").is_err());
         assert_eq!(
             calibrated_threshold("sentence-transformers/all-MiniLM-L6-v2"),
             MINILM_THRESHOLD

@@ -29,29 +29,6 @@ pub struct Solution {
     pub updated_at: String,
 }
 
-impl Solution {
-    /// The solution for reading: title and id, URL, tags, summary, dates, then the text.
-    pub fn to_text(&self) -> String {
-        let mut out = format!("{} [{}]\n", self.title, self.id);
-        if let Some(url) = &self.url {
-            out.push_str(&format!("{url}\n"));
-        }
-        if !self.tags.is_empty() {
-            out.push_str(&format!("tags: {}\n", self.tags.join(", ")));
-        }
-        if let Some(summary) = &self.summary {
-            out.push_str(&format!("summary: {summary}\n"));
-        }
-        out.push_str(&format!("saved {}", self.created_at));
-        if self.updated_at != self.created_at {
-            out.push_str(&format!(", updated {}", self.updated_at));
-        }
-        out.push_str("\n\n");
-        out.push_str(&self.text);
-        out
-    }
-}
-
 /// The fields of a new solution.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct NewSolution {

@@ -6,6 +6,7 @@
 mod common;
 
 use devlens_core::LlmSettings;
+use devlens_core::Report;
 use devlens_kb::{AskRequest, ChatClient, KnowledgeBase, NewSolution};
 use serde_json::json;
 

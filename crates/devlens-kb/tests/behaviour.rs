@@ -4,6 +4,7 @@
 
 mod common;
 
+use devlens_core::Report;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -126,7 +127,13 @@ async fn save_find_change_and_remove() {
     assert!(saved.solution.updated_at >= saved.solution.created_at);
     assert_eq!(kb.get(&ids[0]).unwrap().text, saved.solution.text);
 
-    let listed: Vec<String> = kb.list().unwrap().into_iter().map(|s| s.id).collect();
+    let listed: Vec<String> = kb
+        .list()
+        .unwrap()
+        .solutions
+        .into_iter()
+        .map(|s| s.id)
+        .collect();
     assert_eq!(listed.len(), 3);
 
     let removed = kb.delete(&ids[2]).unwrap();

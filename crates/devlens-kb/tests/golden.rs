@@ -4,6 +4,7 @@
 
 mod common;
 
+use devlens_core::Report;
 use devlens_kb::eval::parse_golden;
 use devlens_kb::{SearchMode, SearchOptions};
 

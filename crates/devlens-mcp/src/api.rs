@@ -12,18 +12,16 @@ use rmcp::{
 };
 use serde::Deserialize;
 
-use devlens_core::Report;
+use devlens_app::api::{SearchInput, endpoint_ref, search_request, spec_selector};
 
+use devlens_app::AppError;
 use devlens_openapi::{
-    EndpointDetails, EndpointRef,
+    EndpointDetails,
     explorer::{EndpointPage, IndexReport, IndexStatus, SpecSelector, TagList},
-    search::{SearchMode, SearchRequest, SearchResponse},
+    search::{SearchMode, SearchResponse},
 };
 
-use crate::{
-    DevlensServer,
-    reply::{failure, structured},
-};
+use crate::{DevlensServer, reply::reply};
 
 /// Which spec: a configured project (default: the active one) or a spec location.
 #[derive(Debug, Default, Deserialize, JsonSchema)]
@@ -39,10 +37,7 @@ pub struct SpecArgs {
 
 impl SpecArgs {
     fn selector(&self) -> SpecSelector {
-        SpecSelector {
-            project: self.project_name.clone(),
-            spec: self.spec.clone(),
-        }
+        spec_selector(self.project_name.clone(), self.spec.clone())
     }
 }
 
@@ -149,27 +144,18 @@ pub struct BuildIndexArgs {
 }
 
 impl DevlensServer {
-    /// Runs a search request, or reports why it is invalid; `details` hydrates the hits.
+    /// Runs a search as `input` asks, or says why it is invalid.
     async fn run_search(
         &self,
         target: &SpecArgs,
-        request: Result<SearchRequest, String>,
-        details: Option<bool>,
-    ) -> CallToolResult {
-        let mut request = match request {
-            Ok(request) => request,
-            Err(message) => return failure(message),
-        };
-        request.details = details.unwrap_or(false);
-        match self
-            .services()
-            .api
+        input: SearchInput,
+    ) -> Result<SearchResponse, AppError> {
+        let request = search_request(input)?;
+        Ok(self
+            .app()
+            .api()
             .search(&target.selector(), &request)
-            .await
-        {
-            Ok(response) => structured(response.to_text(), &response),
-            Err(e) => failure(e),
-        }
+            .await?)
     }
 }
 
@@ -210,10 +196,7 @@ impl DevlensServer {
         output_schema = schema_for_output::<TagList>()
     )]
     async fn list_api_tags(&self, Parameters(args): Parameters<ListTagsArgs>) -> CallToolResult {
-        match self.services().api.tags(&args.target.selector()).await {
-            Ok(list) => structured(list.to_text(), &list),
-            Err(e) => failure(e),
-        }
+        reply(self.app().api().tags(&args.target.selector()).await)
     }
 
     /// List a tag's endpoints: method, path, operationId and summary. Paged (default 100).
@@ -226,24 +209,20 @@ impl DevlensServer {
         &self,
         Parameters(args): Parameters<ListEndpointsArgs>,
     ) -> CallToolResult {
-        let limit = Some(
-            args.limit
-                .unwrap_or(devlens_openapi::explorer::DEFAULT_PAGE),
-        );
-        let result = self
-            .services()
-            .api
+        let limit = args
+            .limit
+            .unwrap_or(devlens_openapi::explorer::DEFAULT_PAGE);
+        let page = self
+            .app()
+            .api()
             .endpoints(
                 &args.target.selector(),
                 &args.tag,
                 args.offset.unwrap_or(0),
-                limit,
+                Some(limit),
             )
             .await;
-        match result {
-            Ok(page) => structured(page.to_text(), &page),
-            Err(e) => failure(e),
-        }
+        reply(page)
     }
 
     /// Everything needed to call one endpoint: parameters, request body and success response
@@ -257,29 +236,12 @@ impl DevlensServer {
         &self,
         Parameters(args): Parameters<EndpointDetailsArgs>,
     ) -> CallToolResult {
-        let endpoint = match (&args.operation_id, &args.method, &args.path) {
-            (Some(id), None, None) if !id.trim().is_empty() => {
-                EndpointRef::OperationId(id.trim().to_string())
-            }
-            (None, Some(method), Some(path)) => {
-                EndpointRef::method_path(method.trim(), path.trim())
-            }
-            _ => {
-                return failure(
-                    "give either `operationId`, or both `method` and `path` \
-                     (find them with search_api_documentation or list_endpoints_by_tag)",
-                );
-            }
+        let details = async {
+            let endpoint = endpoint_ref(args.operation_id, args.method, args.path)?;
+            let selector = args.target.selector();
+            Ok::<_, AppError>(self.app().api().details(&selector, &endpoint).await?)
         };
-        match self
-            .services()
-            .api
-            .details(&args.target.selector(), &endpoint)
-            .await
-        {
-            Ok(details) => structured(details.to_text(), &details),
-            Err(e) => failure(e),
-        }
+        reply(details.await)
     }
 
     /// Find endpoints for a question (ranked), or list a tag's endpoints; optionally keep only
@@ -293,12 +255,15 @@ impl DevlensServer {
         &self,
         Parameters(args): Parameters<SearchArgs>,
     ) -> CallToolResult {
-        let mode = match args.mode.as_deref().map(SearchMode::parse).transpose() {
-            Ok(mode) => mode,
-            Err(message) => return failure(message),
+        let input = SearchInput {
+            query: args.query,
+            tag: args.tag,
+            method: args.method,
+            limit: Some(args.limit),
+            mode: args.mode,
+            details: args.details.unwrap_or(false),
         };
-        let request = SearchRequest::new(args.query, args.tag, args.method, Some(args.limit), mode);
-        self.run_search(&args.target, request, args.details).await
+        reply(self.run_search(&args.target, input).await)
     }
 
     /// Find endpoints by meaning (embeddings): the same as search_api_documentation in semantic
@@ -312,14 +277,15 @@ impl DevlensServer {
         &self,
         Parameters(args): Parameters<SemanticSearchArgs>,
     ) -> CallToolResult {
-        let request = SearchRequest::new(
-            args.query,
-            args.tag,
-            args.method,
-            Some(args.limit.unwrap_or(10)),
-            Some(SearchMode::Semantic),
-        );
-        self.run_search(&args.target, request, args.details).await
+        let input = SearchInput {
+            query: args.query,
+            tag: args.tag,
+            method: args.method,
+            limit: Some(args.limit.unwrap_or(10)),
+            mode: Some(SearchMode::Semantic.as_str().to_string()),
+            details: args.details.unwrap_or(false),
+        };
+        reply(self.run_search(&args.target, input).await)
     }
 
     /// Build or rebuild the semantic search index of a project's spec (embeds every endpoint;
@@ -338,8 +304,8 @@ impl DevlensServer {
     ) -> CallToolResult {
         let (progress, forwarder) = progress_sender(&context);
         let result = self
-            .services()
-            .api
+            .app()
+            .api()
             .build_index(
                 &args.target.selector(),
                 args.force_rebuild.unwrap_or(false),
@@ -351,10 +317,7 @@ impl DevlensServer {
             // Every progress notification goes out before the result.
             let _ = forwarder.await;
         }
-        match result {
-            Ok(report) => structured(report.to_text(), &report),
-            Err(e) => failure(e),
-        }
+        reply(result)
     }
 
     /// Whether a project's semantic index exists, what built it, and whether it is stale (the
@@ -368,14 +331,6 @@ impl DevlensServer {
         &self,
         Parameters(args): Parameters<IndexArgs>,
     ) -> CallToolResult {
-        match self
-            .services()
-            .api
-            .index_status(&args.target.selector())
-            .await
-        {
-            Ok(status) => structured(status.to_text(), &status),
-            Err(e) => failure(e),
-        }
+        reply(self.app().api().index_status(&args.target.selector()).await)
     }
 }

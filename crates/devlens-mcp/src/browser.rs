@@ -532,8 +532,8 @@ pub struct RemoveCssArgs {
 
 impl DevlensServer {
     async fn active_tab(&self, connection: &ConnectionArgs) -> Result<Tab, CallToolResult> {
-        self.services()
-            .browser
+        self.app()
+            .browser()
             .tab(connection.id())
             .await
             .map_err(failure)
@@ -590,7 +590,7 @@ impl DevlensServer {
         output_schema = schema_for_output::<ConnectionInfo>()
     )]
     async fn chrome(&self, Parameters(args): Parameters<ChromeArgs>) -> CallToolResult {
-        let browser = &self.services().browser;
+        let browser = self.app().browser();
         let connection_id = non_blank(args.connection_id).map(|s| s.trim().to_string());
         match args.action {
             ChromeAction::Launch => {
@@ -631,7 +631,7 @@ impl DevlensServer {
         output_schema = schema_for_output::<ConnectionList>()
     )]
     async fn chrome_list_connections(&self) -> CallToolResult {
-        respond(Ok(self.services().browser.connections()))
+        respond(Ok(self.app().browser().connections()))
     }
 
     /// Close a connection (default: the active one). A browser devlens launched is closed; a
@@ -645,7 +645,7 @@ impl DevlensServer {
         &self,
         Parameters(args): Parameters<ConnectionArgs>,
     ) -> CallToolResult {
-        respond(self.services().browser.disconnect(args.id()).await)
+        respond(self.app().browser().disconnect(args.id()).await)
     }
 
     /// Tabs: list them, switch to one, open a new one (optionally loading url), or close one.
@@ -661,7 +661,7 @@ impl DevlensServer {
         )
     )]
     async fn target(&self, Parameters(args): Parameters<TargetArgs>) -> CallToolResult {
-        let browser = &self.services().browser;
+        let browser = self.app().browser();
         let conn = args.connection.id();
         let selector = TabSelector::from_parts(
             args.index,

@@ -144,8 +144,8 @@ pub struct WaitForPauseArgs {
 
 impl DevlensServer {
     async fn debug_tab(&self, connection_id: &Option<String>) -> Result<Tab, CallToolResult> {
-        self.services()
-            .browser
+        self.app()
+            .browser()
             .tab(connection(connection_id))
             .await
             .map_err(failure)

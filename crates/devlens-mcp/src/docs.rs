@@ -1,10 +1,7 @@
 //! Library docs tools: `resolve_library_id` and `query_docs` (seed 003), a local Context7.
 //!
-//! Thin adapters over [`devlens_docs::Docs`], opened on first use through [`Docs::shared`] (one
-//! per data dir and process) with the server's configuration, so the family needs no field of its
-//! own in `Services`.
-
-use std::sync::Arc;
+//! Thin adapters over [`devlens_docs::Docs`], which the application layer opens on first use and
+//! shares with the REST API.
 
 use rmcp::{
     handler::server::{tool::schema_for_output, wrapper::Parameters},
@@ -14,12 +11,9 @@ use rmcp::{
 };
 use serde::Deserialize;
 
-use devlens_docs::{Docs, DocsError, QueryDocsInput, QueryDocsOutput, Resolved};
+use devlens_docs::{QueryDocsInput, QueryDocsOutput, Resolved};
 
-use crate::{
-    DevlensServer,
-    reply::{failure, structured},
-};
+use crate::{DevlensServer, reply::reply};
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
@@ -30,12 +24,6 @@ pub struct ResolveArgs {
     /// What you want to do with it; breaks ties between similar names.
     #[serde(default)]
     pub query: Option<String>,
-}
-
-impl DevlensServer {
-    fn docs(&self) -> Result<Arc<Docs>, DocsError> {
-        Docs::shared(self.services().api.config())
-    }
 }
 
 #[tool_router(router = docs_tools, vis = "pub(crate)")]
@@ -52,15 +40,10 @@ impl DevlensServer {
         Parameters(args): Parameters<ResolveArgs>,
     ) -> CallToolResult {
         let resolved = self
+            .app()
             .docs()
             .and_then(|docs| docs.resolve(&args.library_name, args.query.as_deref()));
-        match resolved {
-            Ok(matches) => {
-                let resolved = Resolved { matches };
-                structured(resolved.to_text(&args.library_name), &resolved)
-            }
-            Err(e) => failure(e),
-        }
+        reply(resolved)
     }
 
     /// Answer a question from a library's docs: the best sections and code examples, assembled
@@ -72,13 +55,10 @@ impl DevlensServer {
         output_schema = schema_for_output::<QueryDocsOutput>()
     )]
     async fn query_docs(&self, Parameters(input): Parameters<QueryDocsInput>) -> CallToolResult {
-        let docs = match self.docs() {
-            Ok(docs) => docs,
-            Err(e) => return failure(e),
+        let answer = match self.app().docs() {
+            Ok(docs) => docs.query(&input).await,
+            Err(e) => Err(e),
         };
-        match docs.query(&input).await {
-            Ok(output) => structured(output.to_text(), &output),
-            Err(e) => failure(e),
-        }
+        reply(answer)
     }
 }

@@ -27,10 +27,14 @@ use rmcp::{
         PaginatedRequestParams, ServerCapabilities, ServerConfig, SubscriptionFilter, Tool,
     },
     service::{NotificationContext, RequestContext, SubscriptionContext},
+    transport::streamable_http_server::{
+        StreamableHttpServerConfig, StreamableHttpService, session::local::LocalSessionManager,
+    },
 };
 
-use devlens_openapi::explorer::ApiExplorer;
+use devlens_app::App;
 
+pub use devlens_app;
 pub use devlens_browser;
 pub use families::{ToolFamilies, ToolFamily};
 pub use rmcp;
@@ -69,12 +73,10 @@ tools/list_changed).";
 const VISIBILITY_INSTRUCTIONS: &str = "hide_tools takes tools you do not need out of the list; \
 show_tools brings them back.";
 
-/// What the tools share: the domain services.
-#[derive(Debug)]
-pub struct Services {
-    pub api: ApiExplorer,
-    /// Browser connections; call `browser.shutdown()` when the server exits.
-    pub browser: devlens_browser::BrowserSessions,
+/// What only the MCP surface decides: which tool families a server offers and whether its tool
+/// list follows the browser's state.
+#[derive(Debug, Clone, Default)]
+pub struct McpOptions {
     /// The tool families every session offers.
     pub families: ToolFamilies,
     /// The tool list follows the browser's state (`--dynamic-tools`); otherwise it is fixed
@@ -85,7 +87,8 @@ pub struct Services {
 /// The MCP server. Cheap to clone: one per session over Streamable HTTP, all sharing `Services`.
 #[derive(Debug, Clone)]
 pub struct DevlensServer {
-    services: Arc<Services>,
+    app: Arc<App>,
+    options: Arc<McpOptions>,
     tool_router: ToolRouter<Self>,
     /// Every tool this server offers, schemas compacted once (see `schema`).
     tool_list: Arc<[Tool]>,
@@ -94,10 +97,10 @@ pub struct DevlensServer {
 }
 
 impl DevlensServer {
-    pub fn new(services: Arc<Services>) -> Self {
+    pub fn new(app: Arc<App>, options: Arc<McpOptions>) -> Self {
         let mut tool_router = ToolRouter::new();
         for family in ToolFamily::ALL {
-            if services.families.contains(family) {
+            if options.families.contains(family) {
                 tool_router += Self::family_tools(family);
             }
         }
@@ -107,17 +110,23 @@ impl DevlensServer {
             .into_iter()
             .map(compact_tool)
             .collect();
-        let visibility = Arc::new(Visibility::new(services.dynamic_tools));
+        let visibility = Arc::new(Visibility::new(options.dynamic_tools));
         Self {
-            services,
+            app,
+            options,
             tool_router,
             tool_list,
             visibility,
         }
     }
 
-    pub fn services(&self) -> &Services {
-        &self.services
+    /// The services the tools call.
+    pub fn app(&self) -> &App {
+        &self.app
+    }
+
+    pub fn options(&self) -> &McpOptions {
+        &self.options
     }
 
     /// Every tool this server offers.
@@ -137,7 +146,7 @@ impl DevlensServer {
 
     /// The instructions for the families this server offers.
     fn instructions(&self) -> String {
-        let families = &self.services.families;
+        let families = &self.options.families;
         [
             (ToolFamily::Api, API_INSTRUCTIONS),
             (ToolFamily::Browser, BROWSER_INSTRUCTIONS),
@@ -248,8 +257,8 @@ impl ServerHandler for DevlensServer {
                 Some(family) => format!(
                     "tool '{name}' belongs to the {family} tools, which this server was started \
                      without (it offers {}); restart it with --tools {},{family}",
-                    self.services.families.names(),
-                    self.services.families.names().replace(", ", ",")
+                    self.options.families.names(),
+                    self.options.families.names().replace(", ", ",")
                 ),
                 None => {
                     format!(
@@ -288,4 +297,23 @@ impl ServerHandler for DevlensServer {
         }
         Ok(response)
     }
+}
+
+/// The MCP Streamable HTTP service (mount it at `/mcp`): one [`DevlensServer`] per session, all
+/// sharing `app`. Requests whose `Host` is not in `allowed_hosts` are refused (DNS rebinding);
+/// cancelling `shutdown` ends every session.
+pub fn streamable_http(
+    app: Arc<App>,
+    options: Arc<McpOptions>,
+    allowed_hosts: Vec<String>,
+    shutdown: tokio_util::sync::CancellationToken,
+) -> StreamableHttpService<DevlensServer, LocalSessionManager> {
+    let config = StreamableHttpServerConfig::default()
+        .with_allowed_hosts(allowed_hosts)
+        .with_cancellation_token(shutdown);
+    StreamableHttpService::new(
+        move || Ok(DevlensServer::new(Arc::clone(&app), Arc::clone(&options))),
+        Default::default(),
+        config,
+    )
 }

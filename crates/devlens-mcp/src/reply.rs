@@ -1,7 +1,10 @@
-//! Shaping tool results: compact text for the model, structured JSON for programs.
+//! Shaping tool results: compact text for the model, structured JSON for programs, and
+//! failures as `isError` results whose text says what to do.
 
 use rmcp::model::{CallToolResult, ContentBlock};
 use serde::Serialize;
+
+use devlens_app::{Classify, Report};
 
 /// A successful result: `text` is what the model reads, `value` goes in `structuredContent`.
 pub fn structured<T: Serialize>(text: String, value: &T) -> CallToolResult {
@@ -13,6 +16,16 @@ pub fn structured<T: Serialize>(text: String, value: &T) -> CallToolResult {
 /// A failed call the model can act on: the message says what to do next.
 pub fn failure(message: impl std::fmt::Display) -> CallToolResult {
     CallToolResult::error(vec![ContentBlock::text(message.to_string())])
+}
+
+/// The reply to an application call: the result's compact text and its structured form, or the
+/// error's message as an `isError` result (the model is the one who can fix its call, and MCP
+/// clients hide protocol errors from it).
+pub fn reply<T: Report, E: Classify>(result: Result<T, E>) -> CallToolResult {
+    match result {
+        Ok(value) => structured(value.to_text(), &value),
+        Err(e) => failure(e),
+    }
 }
 
 /// Results that read as compact text.

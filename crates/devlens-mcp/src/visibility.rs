@@ -459,7 +459,7 @@ impl DevlensServer {
     /// The state the list follows, or `None` for a fixed list.
     async fn tool_state(&self) -> Option<ToolState> {
         if self.visibility.dynamic() {
-            Some(ToolState::of(&self.services().browser).await)
+            Some(ToolState::of(self.app().browser()).await)
         } else {
             None
         }

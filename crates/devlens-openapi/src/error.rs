@@ -164,6 +164,22 @@ pub(crate) fn http_status_hint(status: u16) -> &'static str {
     }
 }
 
+impl Classify for OpenApiError {
+    fn kind(&self) -> ErrorKind {
+        match self {
+            Self::InvalidSource { .. } => ErrorKind::InvalidInput,
+            Self::FileNotFound { .. }
+            | Self::UnknownOperation { .. }
+            | Self::UnknownEndpoint { .. }
+            | Self::UnknownTag { .. } => ErrorKind::NotFound,
+            Self::FetchFailed { .. } | Self::HttpStatus { .. } => ErrorKind::Upstream,
+            Self::Internal { .. } => ErrorKind::Internal,
+            // The spec exists but cannot be used: malformed, not OpenAPI, a broken `$ref`.
+            _ => ErrorKind::Unprocessable,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -207,21 +223,5 @@ mod tests {
             e.to_string(),
             "spec.json is not valid JSON: expected `,` at line 3, column 7. Fix the syntax there and load it again."
         );
-    }
-}
-
-impl Classify for OpenApiError {
-    fn kind(&self) -> ErrorKind {
-        match self {
-            Self::InvalidSource { .. } => ErrorKind::InvalidInput,
-            Self::FileNotFound { .. }
-            | Self::UnknownOperation { .. }
-            | Self::UnknownEndpoint { .. }
-            | Self::UnknownTag { .. } => ErrorKind::NotFound,
-            Self::FetchFailed { .. } | Self::HttpStatus { .. } => ErrorKind::Upstream,
-            Self::Internal { .. } => ErrorKind::Internal,
-            // The spec exists but cannot be used: malformed, not OpenAPI, a broken `$ref`.
-            _ => ErrorKind::Unprocessable,
-        }
     }
 }

@@ -28,7 +28,7 @@ pub enum SearchMode {
 }
 
 impl SearchMode {
-    pub const ALL: [SearchMode; 3] = [Self::Keyword, Self::Semantic, Self::Hybrid];
+    pub const ALL: [SearchMode; 3] = [Self::Semantic, Self::Keyword, Self::Hybrid];
 
     /// `keyword`, `semantic` or `hybrid` (any case); the error says which names exist.
     pub fn parse(input: &str) -> Result<Self, String> {
@@ -36,7 +36,7 @@ impl SearchMode {
         Self::ALL
             .into_iter()
             .find(|m| m.as_str().eq_ignore_ascii_case(name))
-            .ok_or_else(|| format!("unknown search mode '{name}': use keyword, semantic or hybrid"))
+            .ok_or_else(|| format!("unknown search mode '{name}': use semantic, keyword or hybrid"))
     }
 
     pub fn as_str(self) -> &'static str {
@@ -201,7 +201,7 @@ mod tests {
         assert_eq!(SearchMode::parse("keyword").unwrap(), SearchMode::Keyword);
         let err = SearchMode::parse("fuzzy").unwrap_err();
         assert!(
-            err.contains("'fuzzy'") && err.contains("keyword, semantic or hybrid"),
+            err.contains("'fuzzy'") && err.contains("semantic, keyword or hybrid"),
             "{err}"
         );
         assert_eq!(

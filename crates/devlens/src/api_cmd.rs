@@ -1,29 +1,19 @@
 //! `devlens api …`: the API tools on the command line. Same core functions as the MCP tools;
 //! compact text by default, the stable JSON shapes with `--json`.
 
-use devlens_core::{Config, Report};
-use devlens_openapi::{
-    EndpointRef,
-    eval::parse_golden,
-    explorer::{ApiExplorer, SpecSelector},
-    search::{SearchMode, SearchRequest},
+use devlens_app::{
+    App,
+    api::{SearchInput, endpoint_ref, search_mode, search_request, spec_selector},
 };
+use devlens_core::Config;
+use devlens_openapi::{eval::parse_golden, explorer::SpecSelector};
 
 use crate::cli::{ApiCommand, SpecArgs};
-use crate::output::print;
+use crate::output::report;
 use crate::progress::ProgressLine;
 
-fn parse_mode(mode: Option<&str>) -> anyhow::Result<Option<SearchMode>> {
-    mode.map(SearchMode::parse)
-        .transpose()
-        .map_err(anyhow::Error::msg)
-}
-
 fn selector(target: &SpecArgs) -> SpecSelector {
-    SpecSelector {
-        project: target.project.clone(),
-        spec: target.spec.clone(),
-    }
+    spec_selector(target.project.clone(), target.spec.clone())
 }
 
 pub async fn run(mut config: Config, command: ApiCommand) -> anyhow::Result<()> {
@@ -34,11 +24,12 @@ pub async fn run(mut config: Config, command: ApiCommand) -> anyhow::Result<()> 
     {
         config.file.embedding.provider = Some(provider.clone());
     }
-    let explorer = ApiExplorer::new(config);
+    let app = App::new(config);
+    let explorer = app.api();
     match command {
         ApiCommand::Tags { target, json } => {
             let list = explorer.tags(&selector(&target)).await?;
-            print(json, &list, || list.to_text())
+            report(json, &list)
         }
         ApiCommand::Endpoints {
             target,
@@ -50,7 +41,7 @@ pub async fn run(mut config: Config, command: ApiCommand) -> anyhow::Result<()> 
             let page = explorer
                 .endpoints(&selector(&target), &tag, offset, limit)
                 .await?;
-            print(json, &page, || page.to_text())
+            report(json, &page)
         }
         ApiCommand::Show {
             target,
@@ -59,13 +50,9 @@ pub async fn run(mut config: Config, command: ApiCommand) -> anyhow::Result<()> 
             path,
             json,
         } => {
-            let endpoint = match (operation_id, method, path) {
-                (Some(id), _, _) => EndpointRef::OperationId(id),
-                (None, Some(method), Some(path)) => EndpointRef::method_path(method, path),
-                _ => anyhow::bail!("give --operation-id, or both --method and --path"),
-            };
+            let endpoint = endpoint_ref(operation_id, method, path)?;
             let details = explorer.details(&selector(&target), &endpoint).await?;
-            print(json, &details, || details.to_text())
+            report(json, &details)
         }
         ApiCommand::Search {
             target,
@@ -77,12 +64,16 @@ pub async fn run(mut config: Config, command: ApiCommand) -> anyhow::Result<()> 
             details,
             json,
         } => {
-            let mode = parse_mode(mode.as_deref())?;
-            let mut request = SearchRequest::new(query, tag, method, Some(limit), mode)
-                .map_err(anyhow::Error::msg)?;
-            request.details = details;
+            let request = search_request(SearchInput {
+                query,
+                tag,
+                method,
+                limit: Some(limit),
+                mode,
+                details,
+            })?;
             let response = explorer.search(&selector(&target), &request).await?;
-            print(json, &response, || response.to_text())
+            report(json, &response)
         }
         ApiCommand::Index {
             target,
@@ -91,18 +82,17 @@ pub async fn run(mut config: Config, command: ApiCommand) -> anyhow::Result<()> 
             ..
         } => {
             let progress = ProgressLine::new("embedding endpoints");
-            let report = explorer
+            let built = explorer
                 .build_index(&selector(&target), force, &|done, total| {
                     progress.update(done, total)
                 })
                 .await;
             progress.finish();
-            let report = report?;
-            print(json, &report, || report.to_text())
+            report(json, &built?)
         }
         ApiCommand::Status { target, json } => {
             let status = explorer.index_status(&selector(&target)).await?;
-            print(json, &status, || status.to_text())
+            report(json, &status)
         }
         ApiCommand::Eval {
             target,
@@ -110,14 +100,14 @@ pub async fn run(mut config: Config, command: ApiCommand) -> anyhow::Result<()> 
             mode,
             json,
         } => {
-            let mode = parse_mode(mode.as_deref())?;
+            let mode = search_mode(mode.as_deref())?;
             let text = std::fs::read_to_string(&golden).map_err(|e| {
                 anyhow::anyhow!("cannot read the golden file {}: {e}", golden.display())
             })?;
             let questions =
                 parse_golden(&text).map_err(|e| anyhow::anyhow!("{}: {e}", golden.display()))?;
-            let report = explorer.eval(&selector(&target), &questions, mode).await?;
-            print(json, &report, || report.to_text())
+            let scored = explorer.eval(&selector(&target), &questions, mode).await?;
+            report(json, &scored)
         }
         ApiCommand::Bench {
             spec,
@@ -133,9 +123,9 @@ pub async fn run(mut config: Config, command: ApiCommand) -> anyhow::Result<()> 
                 texts: texts_out.as_deref(),
                 queries: queries_out.as_deref(),
             };
-            let report =
+            let measured =
                 crate::bench::run(&spec, runs, queries, semantic.then_some(config), &dump).await?;
-            print(json, &report, || report.to_text())
+            crate::output::print(json, &measured, || measured.to_text())
         }
     }
 }

@@ -7,10 +7,14 @@ use std::path::PathBuf;
 use clap::{Args, Subcommand};
 use serde::Serialize;
 
+use devlens_app::{
+    App,
+    docs::{SourceInput, docs_source},
+};
 use devlens_core::Config;
 use devlens_docs::{Docs, DocsSource, IngestRequest, IngestStage, QueryDocsInput, parse_golden};
 
-use crate::output::print;
+use crate::output::{print, report};
 use crate::progress::ProgressLine;
 
 #[derive(Debug, Args)]
@@ -137,19 +141,6 @@ pub enum DocsCommand {
 
 /// `docs list --json`.
 #[derive(Serialize)]
-struct LibraryList {
-    libraries: Vec<ListedLibrary>,
-}
-
-#[derive(Serialize)]
-struct ListedLibrary {
-    id: String,
-    name: String,
-    versions: Vec<String>,
-    snippets: usize,
-}
-
-#[derive(Serialize)]
 struct Removed {
     id: String,
     version: Option<String>,
@@ -170,7 +161,8 @@ pub async fn run(config: Config, args: DocsArgs) -> anyhow::Result<()> {
         }
         other => other,
     };
-    let docs = Docs::open(&config)?;
+    let app = App::new(config);
+    let docs = app.docs()?;
     match command {
         DocsCommand::Add {
             id,
@@ -184,18 +176,13 @@ pub async fn run(config: Config, args: DocsArgs) -> anyhow::Result<()> {
             description,
             json,
         } => {
-            let source = match (path, url) {
-                (Some(path), _) => DocsSource::Path(path),
-                (None, Some(url)) => DocsSource::Crawl {
-                    url,
-                    limits: devlens_docs::crawl::CrawlLimits {
-                        max_pages: max_pages.unwrap_or(devlens_docs::crawl::DEFAULT_MAX_PAGES),
-                        max_depth: max_depth.unwrap_or(devlens_docs::crawl::DEFAULT_MAX_DEPTH),
-                        ignore_robots,
-                    },
-                },
-                (None, None) => anyhow::bail!("give --path DIR or --url URL"),
-            };
+            let source = docs_source(SourceInput {
+                path,
+                url,
+                max_pages,
+                max_depth,
+                ignore_robots,
+            })?;
             let request = IngestRequest {
                 id,
                 source,
@@ -209,7 +196,7 @@ pub async fn run(config: Config, args: DocsArgs) -> anyhow::Result<()> {
                 "fetching pages"
             });
             let embedding = ProgressLine::new("embedding chunks");
-            let report = docs
+            let ingested = docs
                 .ingest(&request, &|stage, done, total| match stage {
                     IngestStage::Reading => reading.update(done, total),
                     IngestStage::Embedding => embedding.update(done, total),
@@ -217,47 +204,11 @@ pub async fn run(config: Config, args: DocsArgs) -> anyhow::Result<()> {
                 .await;
             reading.finish();
             embedding.finish();
-            let report = report?;
-            print(json, &report, || report.to_text())
+            report(json, &ingested?)
         }
-        DocsCommand::List { json } => {
-            let libraries = docs.list()?;
-            let list = LibraryList {
-                libraries: libraries
-                    .into_iter()
-                    .map(|l| ListedLibrary {
-                        id: l.id,
-                        name: l.name,
-                        versions: l.versions,
-                        snippets: l.snippets,
-                    })
-                    .collect(),
-            };
-            print(json, &list, || {
-                if list.libraries.is_empty() {
-                    return "no libraries yet: add one with `devlens docs add ID --path DIR`"
-                        .to_string();
-                }
-                list.libraries
-                    .iter()
-                    .map(|l| {
-                        format!(
-                            "{}  {}  [{}]  {} snippets",
-                            l.id,
-                            l.name,
-                            l.versions.join(", "),
-                            l.snippets
-                        )
-                    })
-                    .collect::<Vec<_>>()
-                    .join("\n")
-            })
-        }
+        DocsCommand::List { json } => report(json, &docs.list()?),
         DocsCommand::Resolve { name, query, json } => {
-            let resolved = devlens_docs::Resolved {
-                matches: docs.resolve(&name, query.as_deref())?,
-            };
-            print(json, &resolved, || resolved.to_text(&name))
+            report(json, &docs.resolve(&name, query.as_deref())?)
         }
         DocsCommand::Query {
             id,
@@ -276,8 +227,7 @@ pub async fn run(config: Config, args: DocsArgs) -> anyhow::Result<()> {
                 include_code: Some(!no_code),
                 context_limit: Some(tokens),
             };
-            let output = docs.query(&input).await?;
-            print(json, &output, || output.to_text())
+            report(json, &docs.query(&input).await?)
         }
         DocsCommand::Eval {
             library,
@@ -293,13 +243,12 @@ pub async fn run(config: Config, args: DocsArgs) -> anyhow::Result<()> {
             })?;
             let questions =
                 parse_golden(&text).map_err(|e| anyhow::anyhow!("{}: {e}", golden.display()))?;
-            let report = docs.eval(&library, &questions, max_results).await?;
-            print(json, &report, || report.to_text())
+            report(json, &docs.eval(&library, &questions, max_results).await?)
         }
         // Answered above.
         DocsCommand::Bench { .. } => Ok(()),
         DocsCommand::Remove { id, version, json } => {
-            let removed = docs.registry().remove(&id, version.as_deref())?;
+            let removed = docs.remove(&id, version.as_deref())?;
             if !removed {
                 anyhow::bail!(
                     "nothing to remove: library `{id}`{} is not stored (see `devlens docs list`)",

@@ -7,14 +7,15 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context as _;
 use clap::{Args, Subcommand};
-use serde::Serialize;
 
-use devlens_core::Config;
-use devlens_kb::{
-    AskRequest, KnowledgeBase, NewSolution, SearchMode, SearchOptions, SolutionPatch,
+use devlens_app::{
+    App,
+    kb::{SaveSolution, search_mode},
 };
+use devlens_core::Config;
+use devlens_kb::{AskRequest, SearchOptions};
 
-use crate::output::{line, print};
+use crate::output::{line, report};
 use crate::progress::ProgressLine;
 
 #[derive(Debug, Args)]
@@ -197,42 +198,6 @@ fn read_input(path: &Path) -> anyhow::Result<String> {
     })
 }
 
-fn parse_mode(mode: Option<&str>) -> anyhow::Result<Option<SearchMode>> {
-    mode.map(|m| {
-        SearchMode::parse(m)
-            .ok_or_else(|| anyhow::anyhow!("unknown mode `{m}`: use semantic, keyword or hybrid"))
-    })
-    .transpose()
-}
-
-/// `kb list --json`.
-#[derive(Serialize)]
-struct SolutionList {
-    solutions: Vec<ListedSolution>,
-}
-
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct ListedSolution {
-    id: String,
-    title: String,
-    url: Option<String>,
-    tags: Vec<String>,
-    created_at: String,
-}
-
-#[derive(Serialize)]
-struct Removed {
-    id: String,
-    title: String,
-    removed: bool,
-}
-
-/// `""` on the command line means "remove this field".
-fn optional_field(value: Option<String>) -> Option<Option<String>> {
-    value.map(|v| Some(v).filter(|v| !v.trim().is_empty()))
-}
-
 pub async fn run(config: Config, args: KbArgs) -> anyhow::Result<()> {
     match args.command {
         // The benchmark works in a temporary knowledge base, never the user's.
@@ -242,8 +207,8 @@ pub async fn run(config: Config, args: KbArgs) -> anyhow::Result<()> {
 }
 
 async fn run_on_store(config: Config, command: KbCommand) -> anyhow::Result<()> {
-    let kb = KnowledgeBase::open(&config)?;
-    let show_scores = config.file.kb.show_similarity_scores.unwrap_or(true);
+    let app = App::new(config);
+    let kb = app.kb()?;
     match command {
         KbCommand::Add {
             title,
@@ -258,59 +223,18 @@ async fn run_on_store(config: Config, command: KbCommand) -> anyhow::Result<()> 
                     "give the solution's text with --text TEXT or --file F (`-` for stdin)"
                 );
             };
-            let saved = kb
-                .add(NewSolution {
-                    title,
-                    url,
-                    text,
-                    summary,
-                    tags,
-                })
-                .await?;
-            print(json, &saved, || saved.to_text())
-        }
-        KbCommand::List { json } => {
-            let list = SolutionList {
-                solutions: kb
-                    .list()?
-                    .into_iter()
-                    .map(|s| ListedSolution {
-                        id: s.id,
-                        title: s.title,
-                        url: s.url,
-                        tags: s.tags,
-                        created_at: s.created_at,
-                    })
-                    .collect(),
+            let save = SaveSolution {
+                id: None,
+                title: Some(title),
+                text: Some(text),
+                url,
+                summary,
+                tags: Some(tags),
             };
-            print(json, &list, || {
-                if list.solutions.is_empty() {
-                    return "no solutions yet: save one with `devlens kb add --title T --text TEXT`"
-                        .into();
-                }
-                list.solutions
-                    .iter()
-                    .map(|s| {
-                        let tags = if s.tags.is_empty() {
-                            String::new()
-                        } else {
-                            format!("  [{}]", s.tags.join(", "))
-                        };
-                        format!(
-                            "{}  {}  {}{tags}",
-                            s.id,
-                            &s.created_at[..10.min(s.created_at.len())],
-                            s.title
-                        )
-                    })
-                    .collect::<Vec<_>>()
-                    .join("\n")
-            })
+            report(json, &save.run(&kb).await?)
         }
-        KbCommand::Show { id, json } => {
-            let s = kb.get(&id)?;
-            print(json, &s, || s.to_text())
-        }
+        KbCommand::List { json } => report(json, &kb.list()?),
+        KbCommand::Show { id, json } => report(json, &kb.get(&id)?),
         KbCommand::Edit {
             id,
             title,
@@ -320,15 +244,15 @@ async fn run_on_store(config: Config, command: KbCommand) -> anyhow::Result<()> 
             summary,
             json,
         } => {
-            let patch = SolutionPatch {
+            let save = SaveSolution {
+                id: Some(id),
                 title,
-                url: optional_field(url),
                 text: source.read()?,
-                summary: optional_field(summary),
-                tags: tags.map(|t| t.into_iter().filter(|t| !t.trim().is_empty()).collect()),
+                url,
+                summary,
+                tags,
             };
-            let saved = kb.update(&id, patch).await?;
-            print(json, &saved, || saved.to_text())
+            report(json, &save.run(&kb).await?)
         }
         KbCommand::Search {
             query,
@@ -338,12 +262,11 @@ async fn run_on_store(config: Config, command: KbCommand) -> anyhow::Result<()> 
             json,
         } => {
             let options = SearchOptions {
-                mode: parse_mode(mode.as_deref())?,
+                mode: search_mode(mode.as_deref())?,
                 top_k,
                 similarity_threshold: threshold,
             };
-            let results = kb.search(&query, &options).await?;
-            print(json, &results, || results.to_text(show_scores))
+            report(json, &kb.search(&query, &options).await?)
         }
         KbCommand::Ask {
             question,
@@ -358,7 +281,7 @@ async fn run_on_store(config: Config, command: KbCommand) -> anyhow::Result<()> 
             let request = AskRequest {
                 query: question,
                 top_k,
-                mode: parse_mode(mode.as_deref())?,
+                mode: search_mode(mode.as_deref())?,
                 similarity_threshold: threshold,
                 generate_answer: if generate {
                     Some(true)
@@ -369,20 +292,9 @@ async fn run_on_store(config: Config, command: KbCommand) -> anyhow::Result<()> 
                 },
                 context_limit: tokens,
             };
-            let answer = kb.ask(&request).await?;
-            print(json, &answer, || answer.to_text())
+            report(json, &kb.ask(&request).await?)
         }
-        KbCommand::Rm { id, json } => {
-            let removed = kb.delete(&id)?;
-            let out = Removed {
-                id: removed.id,
-                title: removed.title,
-                removed: true,
-            };
-            print(json, &out, || {
-                format!("removed {} \"{}\"", out.id, out.title)
-            })
-        }
+        KbCommand::Rm { id, json } => report(json, &kb.delete(&id)?),
         KbCommand::Export { out } => {
             let json = kb.export_json()?;
             match out {
@@ -401,61 +313,15 @@ async fn run_on_store(config: Config, command: KbCommand) -> anyhow::Result<()> 
             } else {
                 file.display().to_string()
             };
-            let report = kb.import_json(&text, &name)?;
-            print(json, &report, || {
-                let mut out = format!(
-                    "imported {} solutions: {} new, {} replaced, {} unchanged",
-                    report.imported,
-                    report.counts.created,
-                    report.counts.replaced,
-                    report.counts.unchanged
-                );
-                if let Some(n) = &report.notice {
-                    out.push_str(&format!("\nnote: {n}"));
-                }
-                out
-            })
+            report(json, &kb.import_json(&text, &name)?)
         }
         KbCommand::Reembed { json } => {
             let bar = ProgressLine::new("embedding solutions");
-            let report = kb.reembed(&|done, total| bar.update(done, total)).await;
+            let done = kb.reembed(&|done, total| bar.update(done, total)).await;
             bar.finish();
-            let report = report?;
-            print(json, &report, || {
-                format!(
-                    "embedded {} solutions ({} chunks) with {} in {:.1} s; {} were up to date",
-                    report.embedded, report.chunks, report.model, report.seconds, report.up_to_date
-                )
-            })
+            report(json, &done?)
         }
-        KbCommand::Status { json } => {
-            let status = kb.status().await?;
-            print(json, &status, || {
-                let mut out = format!(
-                    "{} solutions, {} with current embeddings ({})\nsearch: {} mode, top {}{}\n\
-                     answers: {}\nstore: {}",
-                    status.solutions,
-                    status.embedded,
-                    status.model.as_deref().unwrap_or("no embedding model"),
-                    status.search_mode,
-                    status.top_k,
-                    status
-                        .similarity_threshold
-                        .map(|t| format!(", threshold {t:.2}"))
-                        .unwrap_or_default(),
-                    status
-                        .llm_model
-                        .as_deref()
-                        .map(|m| format!("generated by {m}"))
-                        .unwrap_or_else(|| "no LLM endpoint configured (context only)".into()),
-                    status.path.display()
-                );
-                if let Some(reason) = &status.embedder_unavailable {
-                    out.push_str(&format!("\nnote: semantic search unavailable: {reason}"));
-                }
-                out
-            })
-        }
+        KbCommand::Status { json } => report(json, &kb.status().await?),
         KbCommand::Eval {
             golden,
             mode,
@@ -470,13 +336,13 @@ async fn run_on_store(config: Config, command: KbCommand) -> anyhow::Result<()> 
             let questions = devlens_kb::eval::parse_golden(&text)
                 .map_err(|e| anyhow::anyhow!("{}: {e}", golden.display()))?;
             let options = SearchOptions {
-                mode: parse_mode(mode.as_deref())?,
+                mode: search_mode(mode.as_deref())?,
                 top_k: Some(top_k),
                 similarity_threshold: threshold,
             };
-            let report = kb.eval(&questions, &options, sweep).await?;
-            print(json, &report, || report.to_text())
+            report(json, &kb.eval(&questions, &options, sweep).await?)
         }
-        KbCommand::Bench(bench) => crate::kb_bench::run(config, bench).await,
+        // Answered by `run`, in a temporary knowledge base.
+        KbCommand::Bench(_) => Ok(()),
     }
 }

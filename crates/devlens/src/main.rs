@@ -18,6 +18,8 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
+use devlens_app::{Classify, ErrorKind};
+
 use cli::{Cli, Command};
 
 fn main() -> ExitCode {
@@ -37,9 +39,30 @@ fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: {e:#}");
-            ExitCode::FAILURE
+            ExitCode::from(error_kind(&e).map_or(1, ErrorKind::exit_code))
         }
     }
+}
+
+/// The kind of the first error in `e`'s chain that knows its kind: it decides the exit status
+/// (2 for input to fix, 3 for something that does not exist, 4 for a missing or failing
+/// service, 1 otherwise).
+fn error_kind(e: &anyhow::Error) -> Option<ErrorKind> {
+    e.chain().find_map(|cause| {
+        macro_rules! kind_of {
+            ($($t:ty),*) => {
+                None$(.or_else(|| cause.downcast_ref::<$t>().map(Classify::kind)))*
+            };
+        }
+        kind_of!(
+            devlens_app::AppError,
+            devlens_core::CoreError,
+            devlens_openapi::explorer::ExplorerError,
+            devlens_openapi::OpenApiError,
+            devlens_docs::DocsError,
+            devlens_kb::KbError
+        )
+    })
 }
 
 async fn run(cli: Cli) -> anyhow::Result<()> {

@@ -5,6 +5,8 @@ use std::io::Write;
 
 use serde::Serialize;
 
+use devlens_app::Report;
+
 /// Writes one line to stdout; a reader that went away is not an error.
 pub fn line(text: &str) -> anyhow::Result<()> {
     let mut out = std::io::stdout().lock();
@@ -25,4 +27,9 @@ pub fn print<T: Serialize>(
     } else {
         line(&text())
     }
+}
+
+/// A result: pretty JSON when `json`, else its compact text.
+pub fn report<T: Report>(json: bool, value: &T) -> anyhow::Result<()> {
+    print(json, value, || value.to_text())
 }

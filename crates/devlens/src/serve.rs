@@ -5,21 +5,12 @@ use std::{net::SocketAddr, sync::Arc};
 use anyhow::Context;
 use tokio_util::sync::CancellationToken;
 
+use devlens_app::App;
 use devlens_core::Config;
 use devlens_http::OriginPolicy;
-use devlens_mcp::{DevlensServer, Services, ToolFamilies, devlens_browser::BrowserSessions};
-use devlens_openapi::explorer::ApiExplorer;
+use devlens_mcp::{DevlensServer, McpOptions};
 
 use crate::cli::ServeArgs;
-
-pub fn services(config: Config, families: ToolFamilies, dynamic_tools: bool) -> Arc<Services> {
-    Arc::new(Services {
-        api: ApiExplorer::new(config),
-        browser: BrowserSessions::new(),
-        families,
-        dynamic_tools,
-    })
-}
 
 pub async fn run(config: Config, args: ServeArgs) -> anyhow::Result<()> {
     config.data_dir.ensure()?;
@@ -29,15 +20,20 @@ pub async fn run(config: Config, args: ServeArgs) -> anyhow::Result<()> {
         &config.file.server.allowed_origins,
     );
     let data_dir = config.data_dir.root().display().to_string();
-    let services = services(config, args.tools.unwrap_or_default(), args.dynamic_tools);
-    let result = serve(services.clone(), http, policy, data_dir).await;
+    let app = Arc::new(App::new(config));
+    let options = Arc::new(McpOptions {
+        families: args.tools.unwrap_or_default(),
+        dynamic_tools: args.dynamic_tools,
+    });
+    let result = serve(Arc::clone(&app), options, http, policy, data_dir).await;
     // Browsers devlens launched close with it, however serving ended.
-    services.browser.shutdown().await;
+    app.shutdown().await;
     result
 }
 
 async fn serve(
-    services: Arc<Services>,
+    app: Arc<App>,
+    options: Arc<McpOptions>,
     http: Option<String>,
     policy: OriginPolicy,
     data_dir: String,
@@ -45,7 +41,7 @@ async fn serve(
     match http {
         None => {
             tracing::info!(data_dir, "devlens MCP server on stdio");
-            DevlensServer::new(services).serve_stdio().await?;
+            DevlensServer::new(app, options).serve_stdio().await?;
             Ok(())
         }
         Some(addr) => {
@@ -61,12 +57,20 @@ async fn serve(
             tracing::info!(data_dir, "starting");
             let shutdown = CancellationToken::new();
             tokio::spawn(cancel_on_signal(shutdown.clone()));
-            devlens_http::serve(addr, services, policy, shutdown).await?;
+            let mcp = axum::Router::new().nest_service(
+                "/mcp",
+                devlens_mcp::streamable_http(
+                    Arc::clone(&app),
+                    options,
+                    policy.allowed_hosts(),
+                    shutdown.clone(),
+                ),
+            );
+            devlens_http::serve(addr, app, mcp, policy, shutdown).await?;
             Ok(())
         }
     }
 }
-
 async fn cancel_on_signal(shutdown: CancellationToken) {
     let ctrl_c = tokio::signal::ctrl_c();
     #[cfg(unix)]

@@ -296,7 +296,7 @@ fn search_arguments_are_validated() {
         ])
         .assert()
         .failure()
-        .stderr(predicate::str::contains("keyword, semantic or hybrid"));
+        .stderr(predicate::str::contains("semantic, keyword or hybrid"));
 }
 
 #[test]

@@ -273,7 +273,7 @@ async fn solutions_search_ask_and_export_import_over_rest() {
     // Delete, then it is gone.
     let (status, deleted) = send(http.delete(format!("{api}/solutions/{}", ids[1]))).await;
     assert_eq!(status, StatusCode::OK);
-    assert_eq!(deleted["deleted"]["id"], ids[1].as_str());
+    assert_eq!(deleted["deleted"], ids[1].as_str());
     error(
         http.get(format!("{api}/solutions/{}", ids[1])),
         StatusCode::NOT_FOUND,

@@ -1,4 +1,4 @@
-//! The knowledge base on disk: one SQLite file (`<data dir>/kb/kb.sqlite`).
+//! The embedded [`SolutionStore`]: one SQLite file (`<data dir>/kb/kb.sqlite`).
 //!
 //! One file holds the solutions, their chunks' embeddings and an FTS5 keyword index, so a save is
 //! one transaction: the solution, its vectors and its keyword entry appear together or not at all,
@@ -10,12 +10,14 @@
 //! `embedded_model` say what they were computed from. Where they differ the vectors are stale:
 //! searches skip them and `reembed` replaces them.
 
-use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use rusqlite::{Connection, OptionalExtension, Transaction, params};
 
+use super::{
+    ChunkVector, ChunkVectors, Counts, ImportCounts, LoadedVectors, SolutionStore, content_hash,
+};
 use crate::{KbError, Solution};
 
 const SCHEMA: &str = "
@@ -49,49 +51,17 @@ CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);
 INSERT OR IGNORE INTO meta (key, value) VALUES ('generation', 0);
 ";
 
-/// One chunk's byte range in its solution's text, and its vector.
-pub type ChunkVector = (Range<usize>, Vec<f32>);
-
-/// Vectors of one solution's chunks, and what they were computed from.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ChunkVectors {
-    pub content_hash: String,
-    pub model: String,
-    pub dims: usize,
-    pub chunks: Vec<ChunkVector>,
-}
-
-/// Every current chunk vector of one model, for the in-memory index.
-#[derive(Debug, Default)]
-pub(crate) struct LoadedVectors {
-    /// Per row: the solution's id and the chunk's byte range in its text.
-    pub rows: Vec<(String, Range<usize>)>,
-    pub data: Vec<f32>,
-}
-
-/// How an import changed the knowledge base.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
-pub struct ImportCounts {
-    pub created: usize,
-    pub replaced: usize,
-    pub unchanged: usize,
-}
-
-/// Solution counts for status output.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub(crate) struct Counts {
-    pub solutions: usize,
-    pub embedded: usize,
-}
-
-pub(crate) struct Store {
+/// The knowledge base in one SQLite file.
+pub struct SqliteStore {
     path: PathBuf,
     conn: Mutex<Connection>,
 }
 
-impl std::fmt::Debug for Store {
+impl std::fmt::Debug for SqliteStore {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Store").field("path", &self.path).finish()
+        f.debug_struct("SqliteStore")
+            .field("path", &self.path)
+            .finish()
     }
 }
 
@@ -125,19 +95,6 @@ fn fts_body(s: &Solution) -> String {
     body
 }
 
-/// The hash of what a solution's embeddings are computed from.
-pub(crate) fn content_hash(s: &Solution) -> String {
-    use sha2::{Digest, Sha256};
-    let mut hash = Sha256::new();
-    // The chunk size is part of it: changing how texts are cut makes old vectors stale.
-    hash.update(crate::chunk::TARGET_CHARS.to_le_bytes());
-    for part in [s.title.as_str(), &s.tags.join(","), &s.text] {
-        hash.update((part.len() as u64).to_le_bytes());
-        hash.update(part.as_bytes());
-    }
-    hex::encode(&hash.finalize()[..16])
-}
-
 fn vector_blob(v: &[f32]) -> Vec<u8> {
     v.iter().flat_map(|x| x.to_le_bytes()).collect()
 }
@@ -148,7 +105,7 @@ fn blob_floats(blob: &[u8]) -> impl Iterator<Item = f32> + '_ {
         .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
 }
 
-impl Store {
+impl SqliteStore {
     pub fn open(path: &Path) -> Result<Self, KbError> {
         let conn =
             devlens_search::sqlite::open(path, SCHEMA).map_err(|message| KbError::Store {
@@ -159,10 +116,6 @@ impl Store {
             path: path.to_path_buf(),
             conn: Mutex::new(conn),
         })
-    }
-
-    pub fn path(&self) -> &Path {
-        &self.path
     }
 
     fn err(&self, e: impl std::fmt::Display) -> KbError {
@@ -196,25 +149,6 @@ impl Store {
         .map_err(|e| self.err(e))?;
         tx.commit().map_err(|e| self.err(e))?;
         Ok(out)
-    }
-
-    /// Changes whenever anything is written, by any process.
-    pub fn generation(&self) -> Result<i64, KbError> {
-        self.lock()
-            .query_row("SELECT value FROM meta WHERE key = 'generation'", [], |r| {
-                r.get(0)
-            })
-            .map_err(|e| self.err(e))
-    }
-
-    /// Inserts or replaces a solution (by id) with its keyword entry and, when given, its
-    /// vectors. Returns whether it existed and whether its content changed.
-    pub fn put(
-        &self,
-        solution: &Solution,
-        vectors: Option<&ChunkVectors>,
-    ) -> Result<(bool, bool), KbError> {
-        self.write(|tx| self.put_in(tx, solution, vectors))
     }
 
     fn put_in(
@@ -319,10 +253,35 @@ impl Store {
         )?;
         Ok(())
     }
+}
+
+impl SolutionStore for SqliteStore {
+    fn location(&self) -> String {
+        self.path.display().to_string()
+    }
+
+    /// Changes whenever anything is written, by any process.
+    fn generation(&self) -> Result<i64, KbError> {
+        self.lock()
+            .query_row("SELECT value FROM meta WHERE key = 'generation'", [], |r| {
+                r.get(0)
+            })
+            .map_err(|e| self.err(e))
+    }
+
+    /// Inserts or replaces a solution (by id) with its keyword entry and, when given, its
+    /// vectors. Returns whether it existed and whether its content changed.
+    fn put(
+        &self,
+        solution: &Solution,
+        vectors: Option<&ChunkVectors>,
+    ) -> Result<(bool, bool), KbError> {
+        self.write(|tx| self.put_in(tx, solution, vectors))
+    }
 
     /// Stores vectors for solutions whose content is still what they were computed from (a
     /// solution edited meanwhile is left for the next run). Returns how many were stored.
-    pub fn set_vectors(&self, batch: &[(String, ChunkVectors)]) -> Result<usize, KbError> {
+    fn set_vectors(&self, batch: &[(String, ChunkVectors)]) -> Result<usize, KbError> {
         self.write(|tx| {
             let mut stored = 0;
             for (id, v) in batch {
@@ -343,7 +302,7 @@ impl Store {
         })
     }
 
-    pub fn get(&self, id: &str) -> Result<Option<Solution>, KbError> {
+    fn get(&self, id: &str) -> Result<Option<Solution>, KbError> {
         self.lock()
             .query_row(
                 &format!("SELECT {COLUMNS} FROM solutions WHERE id = ?1"),
@@ -355,7 +314,7 @@ impl Store {
     }
 
     /// Several solutions by id, in the order asked (unknown ids are left out).
-    pub fn get_many(&self, ids: &[&str]) -> Result<Vec<Solution>, KbError> {
+    fn get_many(&self, ids: &[&str]) -> Result<Vec<Solution>, KbError> {
         let conn = self.lock();
         let mut stmt = conn
             .prepare_cached(&format!("SELECT {COLUMNS} FROM solutions WHERE id = ?1"))
@@ -374,7 +333,7 @@ impl Store {
     }
 
     /// Every solution, oldest first (ties by id): the export order.
-    pub fn all(&self) -> Result<Vec<Solution>, KbError> {
+    fn all(&self) -> Result<Vec<Solution>, KbError> {
         let conn = self.lock();
         let mut stmt = conn
             .prepare(&format!(
@@ -386,7 +345,7 @@ impl Store {
             .map_err(|e| self.err(e))
     }
 
-    pub fn delete(&self, id: &str) -> Result<bool, KbError> {
+    fn delete(&self, id: &str) -> Result<bool, KbError> {
         self.write(|tx| {
             let seq: Option<i64> = tx
                 .query_row("SELECT seq FROM solutions WHERE id = ?1", [id], |r| {
@@ -404,7 +363,7 @@ impl Store {
     }
 
     /// Writes every solution in one transaction: all of them or, on any failure, none.
-    pub fn import(&self, solutions: &[Solution]) -> Result<ImportCounts, KbError> {
+    fn import(&self, solutions: &[Solution]) -> Result<ImportCounts, KbError> {
         self.write(|tx| {
             let mut counts = ImportCounts::default();
             for s in solutions {
@@ -419,7 +378,7 @@ impl Store {
     }
 
     /// Solutions without current vectors of `model`, oldest first, at most `limit`.
-    pub fn needing_vectors(&self, model: &str, limit: usize) -> Result<Vec<Solution>, KbError> {
+    fn needing_vectors(&self, model: &str, limit: usize) -> Result<Vec<Solution>, KbError> {
         let conn = self.lock();
         let mut stmt = conn
             .prepare_cached(&format!(
@@ -433,7 +392,7 @@ impl Store {
     }
 
     /// The model most embedded solutions were embedded with, if any.
-    pub fn prevailing_model(&self) -> Result<Option<String>, KbError> {
+    fn prevailing_model(&self) -> Result<Option<String>, KbError> {
         let conn = self.lock();
         conn.query_row(
             "SELECT embedded_model FROM solutions WHERE embedded_model IS NOT NULL \
@@ -445,7 +404,7 @@ impl Store {
         .map_err(|e| self.err(e))
     }
 
-    pub fn counts(&self, model: Option<&str>) -> Result<Counts, KbError> {
+    fn counts(&self, model: Option<&str>) -> Result<Counts, KbError> {
         let conn = self.lock();
         if model.is_none() {
             // SQLite counts through the smallest index (the ids'), without reading the texts.
@@ -472,8 +431,11 @@ impl Store {
         .map_err(|e| self.err(e))
     }
 
-    /// BM25 over title, tags and text (title counts most); `match_expr` is an FTS5 query.
-    pub fn keyword(&self, match_expr: &str, limit: usize) -> Result<Vec<(String, f32)>, KbError> {
+    fn keyword(&self, terms: &[String], limit: usize) -> Result<Vec<(String, f32)>, KbError> {
+        let match_expr = fts_query(terms);
+        if match_expr.is_empty() {
+            return Ok(Vec::new());
+        }
         let conn = self.lock();
         let mut stmt = conn
             .prepare_cached(
@@ -491,7 +453,7 @@ impl Store {
 
     /// The chunk vectors of `id`'s current text (by `model` with `dims` dimensions), as byte
     /// ranges of that text; empty when it has none, or only ones of an earlier text.
-    pub fn solution_vectors(
+    fn solution_vectors(
         &self,
         id: &str,
         model: &str,
@@ -525,7 +487,7 @@ impl Store {
     }
 
     /// Every current chunk vector computed by `model` with `dims` dimensions.
-    pub fn vectors(&self, model: &str, dims: usize) -> Result<LoadedVectors, KbError> {
+    fn vectors(&self, model: &str, dims: usize) -> Result<LoadedVectors, KbError> {
         let conn = self.lock();
         let mut stmt = conn
             .prepare_cached(
@@ -553,5 +515,24 @@ impl Store {
             loaded.data.extend(blob_floats(&blob));
         }
         Ok(loaded)
+    }
+}
+
+/// An FTS5 query matching any of the terms (each quoted, so no term is read as syntax).
+fn fts_query(terms: &[String]) -> String {
+    terms
+        .iter()
+        .map(|t| format!("\"{}\"", t.replace('"', "")))
+        .collect::<Vec<_>>()
+        .join(" OR ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keyword_terms_are_quoted_so_none_is_read_as_syntax() {
+        assert_eq!(fts_query(&["a\"b".into(), "c".into()]), "\"ab\" OR \"c\"");
     }
 }

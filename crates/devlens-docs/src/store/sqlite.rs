@@ -1,5 +1,5 @@
-//! The library registry: one SQLite file (`<data dir>/docs/docs.sqlite`) holding libraries,
-//! their versions and every chunk with its embedding.
+//! The embedded [`DocsStore`]: one SQLite file (`<data dir>/docs/docs.sqlite`) holding
+//! libraries, their versions and every chunk with its embedding.
 //!
 //! SQLite because the registry must survive concurrent use (a CLI ingest beside a running server)
 //! and never be half-written: re-ingesting a version deletes and inserts its rows in one
@@ -11,8 +11,10 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use rusqlite::{Connection, OptionalExtension, params};
-use serde::Serialize;
 
+use super::{
+    DocsStore, LibraryInfo, LoadedVersion, NewVersion, StoredChunk, VersionStamp, fingerprint,
+};
 use crate::DocsError;
 use crate::chunk::ChunkKind;
 
@@ -57,112 +59,14 @@ CREATE TABLE IF NOT EXISTS chunks (
 );
 ";
 
-/// A library as listed and resolved.
-#[derive(Debug, Clone, Serialize, PartialEq, schemars::JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct LibraryInfo {
-    pub id: String,
-    pub name: String,
-    pub description: String,
-    pub source: String,
-    /// Newest first.
-    pub versions: Vec<String>,
-    /// Chunks (text, code and examples) of the newest version.
-    pub snippets: usize,
-    pub updated_at: String,
-}
-
-/// A chunk as stored and returned.
-#[derive(Debug, Clone, PartialEq)]
-pub struct StoredChunk {
-    pub section: String,
-    pub anchor: String,
-    pub kind: ChunkKind,
-    pub language: Option<String>,
-    /// The file it came from, relative to the ingested folder (or the URL).
-    pub source: String,
-    pub url: String,
-    pub content: String,
-    pub tokens: usize,
-    pub hash: String,
-}
-
-/// What to store for one version.
-#[derive(Debug)]
-pub struct NewVersion<'a> {
-    pub library_id: &'a str,
-    pub name: &'a str,
-    pub description: Option<&'a str>,
-    pub version: &'a str,
-    pub source: &'a str,
-    pub pages: usize,
-    pub chunks: &'a [StoredChunk],
-    /// One vector per chunk, and the model that made them; `None` when no model was available.
-    pub embeddings: Option<(&'a str, &'a [Vec<f32>])>,
-}
-
-/// What identifies the stored state of a version.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct VersionStamp {
-    /// Changes on every re-ingest, in this registry only.
-    pub generation: i64,
-    pub fingerprint: Option<String>,
-}
-
-/// A digest of everything a version's answers are made of: its id and version label, model,
-/// and every chunk with its vector. Two registries that ingested the same docs with the same
-/// model agree on it (so servers with their own data dirs share cached answers); re-ingesting
-/// changed docs changes it (so the old answers are unreachable everywhere).
-pub fn fingerprint(new: &NewVersion<'_>) -> String {
-    use sha2::{Digest, Sha256};
-    let mut h = Sha256::new();
-    // Length-prefixed fields: no two different versions hash the same bytes.
-    let mut field = |bytes: &[u8]| {
-        h.update((bytes.len() as u64).to_le_bytes());
-        h.update(bytes);
-    };
-    field(b"devlens-docs version fingerprint 1");
-    field(new.library_id.as_bytes());
-    field(new.version.as_bytes());
-    field(new.embeddings.map_or("", |(m, _)| m).as_bytes());
-    for (i, c) in new.chunks.iter().enumerate() {
-        for text in [
-            &c.section,
-            &c.anchor,
-            c.kind.as_str(),
-            c.language.as_deref().unwrap_or(""),
-            &c.source,
-            &c.url,
-            &c.content,
-        ] {
-            field(text.as_bytes());
-        }
-        field(&(c.tokens as u64).to_le_bytes());
-        if let Some(v) = new.embeddings.and_then(|(_, vs)| vs.get(i)) {
-            let bytes: Vec<u8> = v.iter().flat_map(|x| x.to_le_bytes()).collect();
-            field(&bytes);
-        }
-    }
-    hex::encode(h.finalize())
-}
-
-/// A version read back for searching.
-#[derive(Debug)]
-pub struct LoadedVersion {
-    pub generation: i64,
-    pub chunks: Vec<StoredChunk>,
-    /// Row-major vectors (one per chunk) and their model, when the version has embeddings.
-    pub vectors: Option<(String, usize, Vec<f32>)>,
-}
-
 /// The registry file and one connection to it.
 #[derive(Debug)]
-pub struct Registry {
+pub struct SqliteDocsStore {
     path: PathBuf,
     conn: Mutex<Connection>,
 }
 
-impl Registry {
+impl SqliteDocsStore {
     /// Opens (creating when needed) the registry at `path`.
     pub fn open(path: &Path) -> Result<Self, DocsError> {
         let err = |e: &dyn std::fmt::Display| DocsError::Store {
@@ -184,10 +88,6 @@ impl Registry {
         })
     }
 
-    pub fn path(&self) -> &Path {
-        &self.path
-    }
-
     fn store_err(&self, e: impl std::fmt::Display) -> DocsError {
         DocsError::Store {
             path: self.path.clone(),
@@ -198,9 +98,15 @@ impl Registry {
     fn conn(&self) -> std::sync::MutexGuard<'_, Connection> {
         self.conn.lock().unwrap_or_else(|p| p.into_inner())
     }
+}
+
+impl DocsStore for SqliteDocsStore {
+    fn location(&self) -> String {
+        self.path.display().to_string()
+    }
 
     /// Every library, by id.
-    pub fn libraries(&self) -> Result<Vec<LibraryInfo>, DocsError> {
+    fn libraries(&self) -> Result<Vec<LibraryInfo>, DocsError> {
         let conn = self.conn();
         let mut stmt = conn
             .prepare("SELECT id, name, description, source, updated_at FROM libraries ORDER BY id")
@@ -240,13 +146,13 @@ impl Registry {
         Ok(out)
     }
 
-    pub fn library(&self, id: &str) -> Result<Option<LibraryInfo>, DocsError> {
+    fn library(&self, id: &str) -> Result<Option<LibraryInfo>, DocsError> {
         Ok(self.libraries()?.into_iter().find(|l| l.id == id))
     }
 
     /// The generation of a stored version: changes whenever the version is re-ingested, by this
     /// process or another.
-    pub fn generation(&self, id: &str, version: &str) -> Result<Option<i64>, DocsError> {
+    fn generation(&self, id: &str, version: &str) -> Result<Option<i64>, DocsError> {
         self.conn()
             .query_row(
                 "SELECT generation FROM versions WHERE library_id = ?1 AND version = ?2",
@@ -259,7 +165,7 @@ impl Registry {
 
     /// The generation and content fingerprint of a stored version (see [`fingerprint`]); the
     /// fingerprint is `None` for versions stored before fingerprints were kept.
-    pub fn stamp(&self, id: &str, version: &str) -> Result<Option<VersionStamp>, DocsError> {
+    fn stamp(&self, id: &str, version: &str) -> Result<Option<VersionStamp>, DocsError> {
         self.conn()
             .query_row(
                 "SELECT generation, fingerprint FROM versions WHERE library_id = ?1 AND version = ?2",
@@ -277,7 +183,7 @@ impl Registry {
 
     /// Stores a version, replacing what was stored under the same library and version, in one
     /// transaction. Returns the new generation.
-    pub fn replace_version(&self, new: &NewVersion<'_>) -> Result<i64, DocsError> {
+    fn replace_version(&self, new: &NewVersion<'_>) -> Result<i64, DocsError> {
         let mut conn = self.conn();
         let tx = conn.transaction().map_err(|e| self.store_err(e))?;
         let now = devlens_core::clock::now_rfc3339();
@@ -361,11 +267,7 @@ impl Registry {
     }
 
     /// Reads a version's chunks (in position order) and vectors.
-    pub fn load_version(
-        &self,
-        id: &str,
-        version: &str,
-    ) -> Result<Option<LoadedVersion>, DocsError> {
+    fn load_version(&self, id: &str, version: &str) -> Result<Option<LoadedVersion>, DocsError> {
         let conn = self.conn();
         // One read transaction: chunks and generation from the same snapshot.
         let tx = conn
@@ -440,7 +342,7 @@ impl Registry {
 
     /// Removes a library (every version), or one version of it. Returns whether anything was
     /// there.
-    pub fn remove(&self, id: &str, version: Option<&str>) -> Result<bool, DocsError> {
+    fn remove(&self, id: &str, version: Option<&str>) -> Result<bool, DocsError> {
         let mut conn = self.conn();
         let tx = conn.transaction().map_err(|e| self.store_err(e))?;
         let n = match version {

@@ -1,0 +1,55 @@
+//! The one error of the application layer: any domain's error, or a request that does not make
+//! sense before any domain is asked. Its message is the domain's, word for word; its kind is
+//! what the surfaces map to a status, an exit code or an MCP error.
+
+use devlens_core::{Classify, CoreError, ErrorKind};
+
+#[derive(Debug, thiserror::Error)]
+pub enum AppError {
+    /// The request itself is wrong (missing or conflicting arguments); the message says how to
+    /// call it right.
+    #[error("{0}")]
+    InvalidInput(String),
+    #[error(transparent)]
+    Config(#[from] CoreError),
+    #[error(transparent)]
+    Api(#[from] devlens_openapi::explorer::ExplorerError),
+    #[error(transparent)]
+    Docs(#[from] devlens_docs::DocsError),
+    #[error(transparent)]
+    Kb(#[from] devlens_kb::KbError),
+    #[error(transparent)]
+    Browser(#[from] devlens_browser::BrowserError),
+}
+
+impl AppError {
+    pub fn invalid(message: impl Into<String>) -> Self {
+        Self::InvalidInput(message.into())
+    }
+}
+
+impl Classify for AppError {
+    fn kind(&self) -> ErrorKind {
+        match self {
+            Self::InvalidInput(_) => ErrorKind::InvalidInput,
+            Self::Config(e) => e.kind(),
+            Self::Api(e) => e.kind(),
+            Self::Docs(e) => e.kind(),
+            Self::Kb(e) => e.kind(),
+            Self::Browser(e) => browser_kind(e),
+        }
+    }
+}
+
+fn browser_kind(e: &devlens_browser::BrowserError) -> ErrorKind {
+    use devlens_browser::FailureKind;
+    match e.kind() {
+        FailureKind::InvalidInput => ErrorKind::InvalidInput,
+        FailureKind::NotFound => ErrorKind::NotFound,
+        FailureKind::Precondition => ErrorKind::Precondition,
+        FailureKind::Gone => ErrorKind::Gone,
+        FailureKind::Timeout => ErrorKind::Timeout,
+        FailureKind::Unprocessable => ErrorKind::Unprocessable,
+        FailureKind::Environment => ErrorKind::Unavailable,
+    }
+}

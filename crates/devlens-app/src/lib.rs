@@ -1,0 +1,153 @@
+//! The devlens application layer: what a running devlens holds, and the requests every surface
+//! makes of it.
+//!
+//! The CLI, the MCP server and the HTTP API are three ways into the same operations. So that
+//! the same request gets the same validation and the same answer on each, they all go through
+//! here:
+//!
+//! - [`App`] holds the services — the configuration, the API explorer, the library docs and the
+//!   knowledge base (opened on first use and shared by every caller of the process, with one
+//!   embedding model between them), and the browser sessions.
+//! - The family modules ([`api`], [`docs`], [`kb`]) turn what a caller sent into
+//!   the domain's requests — naming an endpoint, choosing a spec, saving or updating a solution,
+//!   the rule that an empty string clears a field — and say what is wrong when it cannot.
+//! - Results are the domain's own types, each a [`Report`] (serializable, plus compact text);
+//!   failures are [`AppError`]s, each with an [`ErrorKind`] the surfaces map to an HTTP status,
+//!   an exit code or an MCP error reply.
+//!
+//! Nothing here speaks MCP or HTTP: options that only make sense on one surface (MCP tool
+//! families, a dynamic tool list) stay with that surface.
+
+pub mod api;
+
+pub mod docs;
+mod error;
+pub mod kb;
+
+use std::sync::{Arc, Mutex};
+
+use devlens_core::Config;
+use devlens_docs::{Docs, DocsError};
+use devlens_embed::LazyEmbedder;
+use devlens_kb::{KbError, KnowledgeBase};
+use devlens_openapi::explorer::ApiExplorer;
+
+pub use devlens_browser::BrowserSessions;
+pub use devlens_core::{Classify, ErrorKind, Report};
+pub use error::AppError;
+
+/// The services of a running devlens. One per process, shared (behind an `Arc`) by every MCP
+/// session, HTTP request and CLI command.
+pub struct App {
+    config: Config,
+    api: ApiExplorer,
+    /// The embedding model the docs and the knowledge base share, loaded on first use.
+    embedder: Arc<LazyEmbedder>,
+    docs: Mutex<Option<Arc<Docs>>>,
+    kb: Mutex<Option<Arc<KnowledgeBase>>>,
+    browser: BrowserSessions,
+}
+
+impl std::fmt::Debug for App {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("App")
+            .field("data_dir", &self.config.data_dir)
+            .finish_non_exhaustive()
+    }
+}
+
+impl App {
+    /// The services for `config`. Nothing is opened yet: the docs and the knowledge base open
+    /// on first use, the embedding model loads when a search first needs it.
+    pub fn new(mut config: Config) -> Self {
+        // A model folder in the config file is relative to that file, for every corpus alike.
+        if let Some(dir) = config.file.embedding.model_dir.take() {
+            config.file.embedding.model_dir = Some(config.base_dir().join(dir));
+        }
+        let embedder = Arc::new(LazyEmbedder::new(
+            config.file.embedding.clone(),
+            config.data_dir.clone(),
+        ));
+        Self {
+            api: ApiExplorer::new(config.clone()),
+            config,
+            embedder,
+            docs: Mutex::new(None),
+            kb: Mutex::new(None),
+            browser: BrowserSessions::new(),
+        }
+    }
+
+    /// Uses `api` as the API explorer (tests, and hosts that configure it themselves).
+    pub fn with_api(mut self, api: ApiExplorer) -> Self {
+        self.api = api;
+        self
+    }
+
+    /// Uses `docs` as the library docs.
+    pub fn with_docs(self, docs: Docs) -> Self {
+        *self.docs.lock().unwrap_or_else(|p| p.into_inner()) = Some(Arc::new(docs));
+        self
+    }
+
+    /// Uses `kb` as the knowledge base.
+    pub fn with_kb(self, kb: KnowledgeBase) -> Self {
+        *self.kb.lock().unwrap_or_else(|p| p.into_inner()) = Some(Arc::new(kb));
+        self
+    }
+
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// The API explorer: specs, tags, endpoints, search, semantic indexes.
+    pub fn api(&self) -> &ApiExplorer {
+        &self.api
+    }
+
+    /// The library docs, opened on first use (creating the store). A failure is not
+    /// remembered: the next call tries again, so fixing the cause needs no restart.
+    pub fn docs(&self) -> Result<Arc<Docs>, DocsError> {
+        let mut slot = self.docs.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(docs) = slot.as_ref() {
+            return Ok(Arc::clone(docs));
+        }
+        let store = devlens_docs::SqliteDocsStore::open(&devlens_docs::registry_path(
+            &self.config.data_dir,
+        ))?;
+        let docs = Arc::new(Docs::with_store(
+            Arc::new(store),
+            &self.config,
+            Arc::clone(&self.embedder),
+        )?);
+        *slot = Some(Arc::clone(&docs));
+        Ok(docs)
+    }
+
+    /// The knowledge base, opened on first use (creating the store). A failure is not
+    /// remembered.
+    pub fn kb(&self) -> Result<Arc<KnowledgeBase>, KbError> {
+        let mut slot = self.kb.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(kb) = slot.as_ref() {
+            return Ok(Arc::clone(kb));
+        }
+        let store = devlens_kb::SqliteStore::open(&devlens_kb::store_path(&self.config.data_dir))?;
+        let kb = Arc::new(KnowledgeBase::with_store(
+            Arc::new(store),
+            &self.config,
+            Arc::clone(&self.embedder),
+        ));
+        *slot = Some(Arc::clone(&kb));
+        Ok(kb)
+    }
+
+    /// The browser connections (launched or attached) and their tabs.
+    pub fn browser(&self) -> &BrowserSessions {
+        &self.browser
+    }
+
+    /// Closes what the process started: browsers devlens launched close with it.
+    pub async fn shutdown(&self) {
+        self.browser.shutdown().await;
+    }
+}

@@ -1,0 +1,118 @@
+//! Where the knowledge base persists: the [`SolutionStore`] seam and what crosses it.
+//!
+//! The knowledge base ([`crate::KnowledgeBase`]) decides what to chunk, embed, rank and answer;
+//! a store only keeps solutions, their chunk vectors and a keyword index, and answers the few
+//! questions ranking needs. The embedded store is [`SqliteStore`] (one SQLite file); a server
+//! store (PostgreSQL) implements the same trait.
+//!
+//! What every implementation keeps:
+//! - every write is atomic: a solution, its vectors and its keyword entry change together or not
+//!   at all, and an import is all or nothing;
+//! - [`SolutionStore::generation`] changes with every write, by any process, so in-memory vector
+//!   caches know when to reload;
+//! - vectors are current only while the solution's [`content_hash`] equals the hash they were
+//!   computed from: an edit makes them stale until they are replaced.
+
+mod sqlite;
+
+use std::ops::Range;
+
+pub use sqlite::SqliteStore;
+
+use crate::{KbError, Solution};
+
+/// One chunk's byte range in its solution's text, and its vector.
+pub type ChunkVector = (Range<usize>, Vec<f32>);
+
+/// Vectors of one solution's chunks, and what they were computed from.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ChunkVectors {
+    pub content_hash: String,
+    pub model: String,
+    pub dims: usize,
+    pub chunks: Vec<ChunkVector>,
+}
+
+/// Every current chunk vector of one model, for the in-memory index.
+#[derive(Debug, Default)]
+pub struct LoadedVectors {
+    /// Per row: the solution's id and the chunk's byte range in its text.
+    pub rows: Vec<(String, Range<usize>)>,
+    pub data: Vec<f32>,
+}
+
+/// How an import changed the knowledge base.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+pub struct ImportCounts {
+    pub created: usize,
+    pub replaced: usize,
+    pub unchanged: usize,
+}
+
+/// Solution counts for status output.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Counts {
+    pub solutions: usize,
+    /// Solutions with current vectors (of the model asked about).
+    pub embedded: usize,
+}
+
+/// The persistence of the knowledge base.
+pub trait SolutionStore: std::fmt::Debug + Send + Sync {
+    /// Where the store lives (a file, a database without its password), for status and
+    /// messages.
+    fn location(&self) -> String;
+    /// Changes whenever anything is written, by any process.
+    fn generation(&self) -> Result<i64, KbError>;
+    /// Inserts or replaces a solution (by id) with its keyword entry and, when given (and
+    /// computed from its current content), its vectors. Returns whether it existed and whether
+    /// its content changed.
+    fn put(
+        &self,
+        solution: &Solution,
+        vectors: Option<&ChunkVectors>,
+    ) -> Result<(bool, bool), KbError>;
+    /// Stores vectors computed for solutions, in one transaction; vectors of a solution whose
+    /// content changed meanwhile are dropped. Returns how many solutions got theirs.
+    fn set_vectors(&self, batch: &[(String, ChunkVectors)]) -> Result<usize, KbError>;
+    fn get(&self, id: &str) -> Result<Option<Solution>, KbError>;
+    /// The solutions of `ids` that exist, in no particular order.
+    fn get_many(&self, ids: &[&str]) -> Result<Vec<Solution>, KbError>;
+    /// Every solution, oldest first.
+    fn all(&self) -> Result<Vec<Solution>, KbError>;
+    /// Deletes a solution with its vectors; whether it existed.
+    fn delete(&self, id: &str) -> Result<bool, KbError>;
+    /// Puts every solution (replacing those whose id exists) in one transaction.
+    fn import(&self, solutions: &[Solution]) -> Result<ImportCounts, KbError>;
+    /// Up to `limit` solutions without current vectors of `model`, oldest first.
+    fn needing_vectors(&self, model: &str, limit: usize) -> Result<Vec<Solution>, KbError>;
+    /// The model most solutions were embedded with, if any were.
+    fn prevailing_model(&self) -> Result<Option<String>, KbError>;
+    /// How many solutions there are, and how many have current vectors of `model`.
+    fn counts(&self, model: Option<&str>) -> Result<Counts, KbError>;
+    /// BM25 over title (counting most), tags and text for any of `terms`, best first.
+    fn keyword(&self, terms: &[String], limit: usize) -> Result<Vec<(String, f32)>, KbError>;
+    /// The chunk vectors of `id`'s current text by `model` with `dims` dimensions, as byte
+    /// ranges of that text; empty when it has none, or only ones of an earlier text.
+    fn solution_vectors(
+        &self,
+        id: &str,
+        model: &str,
+        dims: usize,
+    ) -> Result<Vec<ChunkVector>, KbError>;
+    /// Every current chunk vector computed by `model` with `dims` dimensions.
+    fn vectors(&self, model: &str, dims: usize) -> Result<LoadedVectors, KbError>;
+}
+
+/// The hash of what a solution's embeddings are computed from.
+pub fn content_hash(s: &Solution) -> String {
+    use sha2::{Digest, Sha256};
+    let mut hash = Sha256::new();
+    // The chunk size is part of it: changing how texts are cut makes old vectors stale.
+    hash.update(crate::chunk::TARGET_CHARS.to_le_bytes());
+    for part in [s.title.as_str(), &s.tags.join(","), &s.text] {
+        hash.update((part.len() as u64).to_le_bytes());
+        hash.update(part.as_bytes());
+    }
+    hex::encode(&hash.finalize()[..16])
+}
