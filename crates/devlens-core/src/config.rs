@@ -70,7 +70,7 @@ pub struct DocsSettings {
     pub redis_ca_file: Option<PathBuf>,
 }
 
-/// `[kb]`: the knowledge base's retrieval settings (seed 002's `RAGSettings`). Every one of them
+/// `[kb]`: the knowledge base's retrieval settings. Every one of them
 /// can be overridden per call.
 #[derive(Debug, Clone, Default, Deserialize, Serialize, PartialEq)]
 #[serde(default, deny_unknown_fields)]
@@ -121,7 +121,7 @@ pub struct ProjectEntry {
 pub struct ConfigFile {
     /// The project API tools use when none is named.
     pub active_project: Option<String>,
-    /// An extra projects file in the seeds' `projects.json` format (relative to this file).
+    /// An extra projects file in the `projects.json` format (relative to this file).
     pub projects_file: Option<PathBuf>,
     pub projects: Vec<ProjectEntry>,
     pub server: ServerSettings,

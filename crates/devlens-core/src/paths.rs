@@ -36,7 +36,7 @@ impl DataDir {
         &self.root
     }
 
-    /// The projects file devlens manages (`projects.json`, the seeds' format).
+    /// The projects file devlens manages (`projects.json`).
     pub fn projects_file(&self) -> PathBuf {
         self.root.join("projects.json")
     }

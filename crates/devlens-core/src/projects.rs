@@ -1,8 +1,8 @@
 //! The project registry: named projects, each with an OpenAPI/Swagger spec, and the active one.
 //!
 //! Projects come from two places: `devlens.toml` (`[[projects]]`) and projects files in the
-//! seeds' `projects.json` format — the one devlens manages in its data directory, plus an extra
-//! one named by `projects_file` in the config or `DEVLENS_PROJECTS_FILE`. The seeds' files were
+//! `projects.json` format — the one devlens manages in its data directory, plus an extra
+//! one named by `projects_file` in the config or `DEVLENS_PROJECTS_FILE`. Such files are
 //! written by hand in several shapes, so all of these are read:
 //!
 //! ```json
@@ -122,7 +122,7 @@ impl ProjectRegistry {
             .ok_or_else(|| CoreError::unknown_project(name, &self.names()))
     }
 
-    /// The active project's name: `DEVLENS_PROJECT` (or the seeds' `PROJECT_NAME`), then the
+    /// The active project's name: `DEVLENS_PROJECT` (or `PROJECT_NAME`, as older setups name it), then the
     /// stored choice, then the only project when there is exactly one.
     pub fn active_name(&self) -> Option<String> {
         ["DEVLENS_PROJECT", "PROJECT_NAME"]

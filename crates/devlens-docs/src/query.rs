@@ -1,4 +1,4 @@
-//! `query_docs`: seed 003's input and output, and the context assembled within a token budget.
+//! `query_docs`: its input and output, and the context assembled within a token budget.
 
 use serde::{Deserialize, Serialize};
 
@@ -22,7 +22,7 @@ pub const MIN_CONTEXT_LIMIT: usize = 1000;
 pub const MAX_CONTEXT_LIMIT: usize = 8000;
 pub const MAX_QUERY_CHARS: usize = 1000;
 
-/// The input of `query_docs` (seed 003).
+/// The input of `query_docs` (the shape Context7's tool takes).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct QueryDocsInput {
     /// The library's id, as `resolve_library_id` or `devlens docs list` show it, e.g. `react`
@@ -56,7 +56,7 @@ pub struct QueryRequest {
 }
 
 impl QueryDocsInput {
-    /// Checks the ranges of seed 003 and applies the defaults.
+    /// Checks the ranges and applies the defaults.
     pub fn validate(&self) -> Result<QueryRequest, DocsError> {
         let bad = |m: String| Err(DocsError::InvalidInput(m));
         let library_id = self.library_id.trim();
@@ -137,7 +137,7 @@ pub struct QueryResult {
     pub metadata: ResultMetadata,
 }
 
-/// The output of `query_docs` (seed 003).
+/// The output of `query_docs`.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct QueryDocsOutput {
     pub library: LibrarySummary,
@@ -355,7 +355,7 @@ impl Docs {
         Ok(index)
     }
 
-    /// Answers seed 003's `query_docs`.
+    /// Answers `query_docs`: the best sections and code examples within the token budget.
     pub async fn query(&self, input: &QueryDocsInput) -> Result<QueryDocsOutput, DocsError> {
         let started = Instant::now();
         let result = match input.validate() {

@@ -126,7 +126,7 @@ async fn endpoint(
     ))
 }
 
-/// `search_api_documentation`'s arguments, as query parameters or a JSON body (seed 001 shape).
+/// `search_api_documentation`'s arguments, as query parameters or a JSON body.
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct SearchBody {
@@ -180,7 +180,7 @@ struct ReindexQuery {
 }
 
 /// `POST /api/embed/reindex?project=NAME[&force=true]`: builds the project's semantic index
-/// (seed 001).
+/// (what the dev panel's Re-index button calls).
 async fn embed_reindex(
     State(app): Shared,
     Query(query): Query<ReindexQuery>,
@@ -202,7 +202,7 @@ async fn embed_status(
     Ok(Json(app.api().index_status(&target.selector()).await?))
 }
 
-/// `POST /api/embed/search`: seed 001's semantic search; `mode` may ask for another.
+/// `POST /api/embed/search`: semantic search; `mode` may ask for another.
 async fn embed_search(
     State(app): Shared,
     Json(mut body): Json<SearchBody>,

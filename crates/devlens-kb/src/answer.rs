@@ -134,7 +134,8 @@ pub fn assemble(retrieved: &[Retrieved<'_>], limit: usize) -> Context {
     }
 }
 
-/// The rules an answering model follows (seed 002's, made explicit about citations).
+/// The rules an answering model follows: grounded in the sources, citing them, saying what they
+/// do not cover.
 pub const SYSTEM_PROMPT: &str = "You answer a developer's question using only the numbered \
 sources from their saved knowledge base. Cite every source you use as [1], [2], … right after \
 the statement it supports. If the sources do not cover the question, or only part of it, say so \

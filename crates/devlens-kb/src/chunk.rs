@@ -1,7 +1,7 @@
 //! Cutting a solution into the pieces that get embedded.
 //!
-//! The seed embedded the first 1,000 characters only, so whatever a long write-up says further
-//! down could never be found by meaning. Here every part is embedded: the text is cut at
+//! Embedding only the first 1,000 characters (as simpler knowledge bases do) would leave
+//! whatever a long write-up says further down unfindable by meaning. Here every part is embedded: the text is cut at
 //! paragraph boundaries (a fenced code block stays one piece) into chunks of about
 //! [`TARGET_CHARS`], and each chunk is embedded with the title in front, so a chunk about
 //! "the cleanup function" still knows it belongs to "React effects". A solution scores as its

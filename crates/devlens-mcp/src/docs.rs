@@ -1,4 +1,4 @@
-//! Library docs tools: `resolve_library_id` and `query_docs` (seed 003), a local Context7.
+//! Library docs tools: `resolve_library_id` and `query_docs`, a local Context7.
 //!
 //! Thin adapters over [`devlens_docs::Docs`], which the application layer opens on first use and
 //! shares with the REST API.

@@ -2,7 +2,7 @@
 //!
 //! Two things shape the list. `hide_tools` / `show_tools` (in every mode) take tools out of this
 //! session's list and put them back: agents pay for every definition on every turn. With
-//! `--dynamic-tools` the list also follows the browser (seed 004): entry tools before a browser
+//! `--dynamic-tools` the list also follows the browser: entry tools before a browser
 //! is connected, page tools once one is, debugger controls once the debugger is on, stepping
 //! while paused — the model reads only what it can use now. Tools the state leaves out still
 //! answer a call, with what to do first; tools the user hid answer that they are hidden.
@@ -46,7 +46,7 @@ const IDLE_POLL: Duration = Duration::from_secs(2);
 /// The tools that cannot be hidden: they are how hidden tools come back.
 pub(crate) const META_TOOLS: [&str; 2] = ["hide_tools", "show_tools"];
 
-/// Where the browser stands, as far as the tool list is concerned (seed 004's four states).
+/// Where the browser stands, as far as the tool list is concerned (four states).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub enum ToolState {

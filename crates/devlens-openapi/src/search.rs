@@ -1,7 +1,7 @@
 //! Finding operations from a question: BM25 keyword ranking over what an operation says about
 //! itself (method, path, summary, tags, operationId, the first sentence of its description).
 //!
-//! `method` and `tag` are strict filters applied after recall, as seed 001 asks: a question
+//! `method` and `tag` are strict filters applied after recall: a question
 //! recalls candidates by meaning, the filters then keep only what the caller allows.
 
 use serde::Serialize;

@@ -4,7 +4,7 @@
 //! One index per project (or per spec location), kept by a [`SemanticIndexStore`] (embedded:
 //! [`FileIndexStore`], files in the data dir's `indexes/` folder): a rebuild writes a complete new version beside the live one and swaps it in
 //! atomically, so searches keep answering from the old index meanwhile and a crash mid-build
-//! leaves it intact. Re-indexing is manual (the seeds ask for it): a changed spec makes the index
+//! leaves it intact. Re-indexing is manual (a re-index costs embedding time the user chooses to spend): a changed spec makes the index
 //! *stale*, which status and results say, and rebuilding embeds only endpoints whose text
 //! changed — vectors are reused by text hash when the model is the same.
 
@@ -22,7 +22,8 @@ use crate::{ApiSpec, Operation, search::first_sentence};
 /// Version of [`endpoint_text`]: an index built with another format is re-embedded in full.
 pub const TEXT_FORMAT: u32 = 1;
 
-/// The string an operation is embedded as: seed 001's format plus the first sentence of the
+/// The string an operation is embedded as: route, tags, summary and operationId, then the
+/// first sentence of the
 /// description — `POST /repos/{owner}/{repo}/issues. Tags: issues. Summary: Create an issue.
 /// OperationId: issues/create. Any user with pull access can create an issue.`
 ///
@@ -57,7 +58,7 @@ pub fn endpoint_text(op: &Operation) -> String {
     text
 }
 
-/// The string a question is embedded as: the question itself. Seed 001's `Query: …` wrapper
+/// The string a question is embedded as: the question itself. A `Query: …` wrapper
 /// and a `Summary: …` wrapper both ranked lower.
 pub fn query_text(query: &str) -> String {
     query.trim().to_string()

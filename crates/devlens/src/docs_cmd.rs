@@ -1,6 +1,6 @@
 //! `devlens docs …`: library documentation on the command line — ingest, list, resolve, query,
-//! eval. Compact text by default; with `--json` the shapes of the CLI contract (and of
-//! seed 003's `query_docs` output).
+//! eval. Compact text by default; with `--json` the stable JSON shapes (those of the
+//! `query_docs` tool's output).
 
 use std::path::PathBuf;
 

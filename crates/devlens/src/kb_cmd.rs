@@ -1,6 +1,6 @@
 //! `devlens kb …`: the knowledge base on the command line — save, list, show, edit, search, ask,
 //! remove, export, import, reembed, status, eval, bench. Compact text by default; with `--json`
-//! the shapes of the CLI contract.
+//! the stable JSON shapes the REST API answers with too.
 
 use std::io::Read;
 use std::path::{Path, PathBuf};

@@ -1,6 +1,6 @@
 //! Tool visibility end to end: a real rmcp client drives `devlens serve` over stdio.
 //!
-//! With `--dynamic-tools` the list follows the browser through seed 004's four states (not
+//! With `--dynamic-tools` the list follows the browser through its four states (not
 //! connected, connected, debugging, paused) and the client hears `tools/list_changed` each time,
 //! also when the state changes by itself (a breakpoint hit by a timer, the browser killed from
 //! outside). Without it the list stays put and wrong-state calls say what to do first.
