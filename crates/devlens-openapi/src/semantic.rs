@@ -23,8 +23,7 @@ use crate::{ApiSpec, Operation, search::first_sentence};
 pub const TEXT_FORMAT: u32 = 1;
 
 /// The string an operation is embedded as: route, tags, summary and operationId, then the
-/// first sentence of the
-/// description — `POST /repos/{owner}/{repo}/issues. Tags: issues. Summary: Create an issue.
+/// first sentence of the description — `POST /repos/{owner}/{repo}/issues. Tags: issues. Summary: Create an issue.
 /// OperationId: issues/create. Any user with pull access can create an issue.`
 ///
 /// Measured against four other layouts on the GitHub golden set
