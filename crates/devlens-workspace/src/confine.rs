@@ -1,0 +1,334 @@
+//! Confinement: where a path a tool names may lead.
+//!
+//! Every path argument of every tool — a file to read or edit, a screenshot or a response body
+//! to save, a trace to write — goes through [`Places::resolve`]. A page the agent reads can try
+//! to talk it into writing an attacker's bytes anywhere (a shell start-up file, an SSH key), so a
+//! path is accepted only when, with every symlink followed, it lies inside one of the allowed
+//! places: the workspace, or devlens' data directory. How:
+//!
+//! - the longest part of the path that exists is canonicalised (symlinks and `..` resolved by
+//!   the file system itself), and what follows must be plain names — no `..` past a folder that
+//!   does not exist, where it could not be checked;
+//! - the result must start with a canonical place; a symlink inside the workspace that points
+//!   out is followed and refused like the path it points to;
+//! - writes never go into a `.git` folder (its hooks run code), nor into a read-only workspace;
+//! - NUL bytes, backslashes (a Windows-style `..\\..\\` would be one odd name here, and is
+//!   almost always an escape attempt) and paths over 4,096 bytes are refused before any of it.
+//!
+//! A file is written through a temporary file beside it and a rename, which replaces a symlink
+//! itself rather than following it: a link swapped in after the check cannot redirect the write.
+
+use std::path::{Component, Path, PathBuf};
+
+use crate::WorkspaceError;
+
+/// The longest path accepted, in bytes (Linux's PATH_MAX).
+pub const MAX_PATH_BYTES: usize = 4096;
+
+/// What a path is resolved for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Access {
+    /// Reading an existing file or folder.
+    Read,
+    /// Creating or replacing a file.
+    Write,
+}
+
+/// One allowed place.
+#[derive(Debug, Clone)]
+struct Place {
+    /// What the place is called in messages ("the workspace").
+    name: &'static str,
+    /// Canonical.
+    root: PathBuf,
+    writable: bool,
+}
+
+/// The places paths may lead to; relative paths are relative to the first (the workspace).
+#[derive(Debug, Clone)]
+pub struct Places {
+    places: Vec<Place>,
+}
+
+/// A path that passed confinement.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Resolved {
+    /// Absolute, canonical up to its last existing folder.
+    pub path: PathBuf,
+    /// As shown to users: relative to the place it is in.
+    pub display: String,
+}
+
+impl Places {
+    /// The workspace at `workspace` (created if missing? no: it must exist) and the data dir at
+    /// `data_dir` (created if missing). `read_only` keeps tools from writing in the workspace;
+    /// the data dir stays writable, so screenshots can still be saved.
+    pub fn new(workspace: &Path, data_dir: &Path, read_only: bool) -> Result<Self, WorkspaceError> {
+        let root = std::fs::canonicalize(workspace).map_err(|e| {
+            WorkspaceError::InvalidInput(format!(
+                "the workspace {} cannot be used ({e}): pass an existing folder with --workspace \
+                 DIR",
+                workspace.display()
+            ))
+        })?;
+        if !root.is_dir() {
+            return Err(WorkspaceError::InvalidInput(format!(
+                "the workspace {} is not a folder: pass one with --workspace DIR",
+                workspace.display()
+            )));
+        }
+        std::fs::create_dir_all(data_dir)
+            .map_err(|e| WorkspaceError::io("create", &data_dir.display().to_string(), &e))?;
+        let data = std::fs::canonicalize(data_dir)
+            .map_err(|e| WorkspaceError::io("open", &data_dir.display().to_string(), &e))?;
+        Ok(Self {
+            places: vec![
+                Place {
+                    name: "the workspace",
+                    root,
+                    writable: !read_only,
+                },
+                Place {
+                    name: "devlens' data directory",
+                    root: data,
+                    writable: true,
+                },
+            ],
+        })
+    }
+
+    /// The workspace's canonical root.
+    pub fn workspace(&self) -> &Path {
+        &self.places[0].root
+    }
+
+    /// The data directory's canonical root.
+    pub fn data_dir(&self) -> &Path {
+        &self.places[1].root
+    }
+
+    /// Whether tools may write in the workspace.
+    pub fn workspace_writable(&self) -> bool {
+        self.places[0].writable
+    }
+
+    /// Where files may go, for messages.
+    pub fn where_files_may_go(&self) -> String {
+        let writable: Vec<String> = self
+            .places
+            .iter()
+            .filter(|p| p.writable)
+            .map(|p| format!("{} ({})", p.name, p.root.display()))
+            .collect();
+        format!(
+            "Files may be read in the workspace ({}) and written in {}; give a path relative to \
+             the workspace, or an absolute one inside these.",
+            self.workspace().display(),
+            writable.join(" or ")
+        )
+    }
+
+    /// Resolves `input` for `access`, or says why it may not be used and where files may go.
+    pub fn resolve(&self, input: &str, access: Access) -> Result<Resolved, WorkspaceError> {
+        let refuse = |why: &str| {
+            WorkspaceError::refused(format!(
+                "the path `{}` was refused: {why}. {}",
+                shown(input),
+                self.where_files_may_go()
+            ))
+        };
+        if input.trim().is_empty() {
+            return Err(refuse("it is empty"));
+        }
+        if input.contains('\0') {
+            return Err(refuse("it holds a NUL byte"));
+        }
+        if input.len() > MAX_PATH_BYTES {
+            return Err(refuse(&format!("it is longer than {MAX_PATH_BYTES} bytes")));
+        }
+        if input.contains('\\') {
+            return Err(refuse("it holds a backslash; separate folders with `/`"));
+        }
+        let given = Path::new(input);
+        let joined = if given.is_absolute() {
+            given.to_path_buf()
+        } else {
+            self.workspace().join(given)
+        };
+        let path = canonical_as_far_as_it_exists(&joined).map_err(|why| refuse(&why))?;
+        let Some(place) = self.places.iter().find(|p| path.starts_with(&p.root)) else {
+            return Err(refuse(
+                "it leads outside the workspace and the data directory",
+            ));
+        };
+        if access == Access::Write {
+            if !place.writable {
+                return Err(WorkspaceError::ReadOnly { path: shown(input) });
+            }
+            let inside = path.strip_prefix(&place.root).unwrap_or(&path);
+            if inside.components().any(|c| c.as_os_str() == ".git") {
+                return Err(refuse(
+                    "files inside `.git/` are not written (its hooks run code)",
+                ));
+            }
+            if path == place.root {
+                return Err(refuse("it is a folder, not a file"));
+            }
+        }
+        let display = match path.strip_prefix(self.workspace()) {
+            Ok(rel) if rel.as_os_str().is_empty() => ".".to_string(),
+            Ok(rel) => rel.display().to_string(),
+            Err(_) => path.display().to_string(),
+        };
+        Ok(Resolved { path, display })
+    }
+}
+
+/// `input` for a message: bounded, with control characters shown escaped.
+fn shown(input: &str) -> String {
+    let mut s: String = input
+        .chars()
+        .take(200)
+        .collect::<String>()
+        .escape_debug()
+        .to_string();
+    if input.chars().count() > 200 {
+        s.push('…');
+    }
+    s
+}
+
+/// Symlinks followed in one resolution, at most (as the kernel's limit).
+const MAX_LINK_HOPS: usize = 40;
+
+/// `path` with its longest existing ancestor canonicalised and the rest appended; the rest must
+/// be plain names. A dangling symlink on the way is followed by hand (canonicalisation cannot),
+/// so a link to a file or folder that does not exist yet cannot carry a write outside.
+fn canonical_as_far_as_it_exists(path: &Path) -> Result<PathBuf, String> {
+    let mut current = path.to_path_buf();
+    for _ in 0..=MAX_LINK_HOPS {
+        let mut existing = current.as_path();
+        let mut rest: Vec<&std::ffi::OsStr> = Vec::new();
+        let followed = loop {
+            if let Ok(canonical) = std::fs::canonicalize(existing) {
+                let mut out = canonical;
+                for name in rest.iter().rev() {
+                    out.push(name);
+                }
+                return Ok(out);
+            }
+            let is_link = std::fs::symlink_metadata(existing).is_ok_and(|m| m.is_symlink());
+            if is_link {
+                let target = std::fs::read_link(existing)
+                    .map_err(|e| format!("a symlink on it cannot be read ({e})"))?;
+                let mut next = match existing.parent() {
+                    Some(parent) if target.is_relative() => parent.join(target),
+                    _ => target,
+                };
+                for name in rest.iter().rev() {
+                    next.push(name);
+                }
+                break next;
+            }
+            let Some(parent) = existing.parent() else {
+                return Err("none of it exists".into());
+            };
+            match existing.components().next_back() {
+                Some(Component::Normal(name)) => rest.push(name),
+                Some(Component::CurDir) => {}
+                Some(Component::ParentDir) => {
+                    return Err(
+                        "it goes up (`..`) from a folder that does not exist, which cannot be \
+                         checked"
+                            .into(),
+                    );
+                }
+                _ => return Err("it is not a file path".into()),
+            }
+            existing = parent;
+        };
+        current = followed;
+    }
+    Err("it goes through too many symlinks".into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn places(read_only: bool) -> (tempfile::TempDir, Places) {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("ws/src")).unwrap();
+        std::fs::write(dir.path().join("ws/src/app.js"), "x").unwrap();
+        let places =
+            Places::new(&dir.path().join("ws"), &dir.path().join("data"), read_only).unwrap();
+        (dir, places)
+    }
+
+    #[test]
+    fn paths_inside_resolve_relative_to_the_workspace() {
+        let (_dir, places) = places(false);
+        let read = places.resolve("src/app.js", Access::Read).unwrap();
+        assert_eq!(read.display, "src/app.js");
+        assert!(read.path.starts_with(places.workspace()));
+        let new = places
+            .resolve("src/new/deep/file.ts", Access::Write)
+            .unwrap();
+        assert_eq!(new.display, "src/new/deep/file.ts");
+        let back = places.resolve("src/../src/app.js", Access::Read).unwrap();
+        assert_eq!(back.display, "src/app.js");
+        let data = places
+            .resolve(
+                &places.data_dir().join("shot.png").display().to_string(),
+                Access::Write,
+            )
+            .unwrap();
+        assert!(data.path.starts_with(places.data_dir()));
+    }
+
+    #[test]
+    fn escapes_and_malformed_paths_are_refused_with_where_files_may_go() {
+        let (dir, places) = places(false);
+        std::os::unix::fs::symlink("/etc", places.workspace().join("etc-link")).unwrap();
+        std::os::unix::fs::symlink(dir.path(), places.workspace().join("parent-link")).unwrap();
+        for bad in [
+            "../outside.txt",
+            "src/../../outside.txt",
+            "/etc/passwd",
+            "/tmp/x",
+            "etc-link/passwd",
+            "parent-link/outside.txt",
+            "nope/../../outside.txt",
+            "a\0b",
+            "..\\..\\etc\\passwd",
+            "",
+            &"a/".repeat(3000),
+        ] {
+            let err = places.resolve(bad, Access::Write).unwrap_err().to_string();
+            assert!(err.contains("was refused"), "{bad}: {err}");
+            assert!(err.contains("Files may be read in the workspace"), "{err}");
+        }
+        assert!(places.resolve("../outside.txt", Access::Read).is_err());
+    }
+
+    #[test]
+    fn git_folders_are_not_written_and_a_read_only_workspace_only_allows_the_data_dir() {
+        let (_dir, places) = places(false);
+        std::fs::create_dir_all(places.workspace().join(".git/hooks")).unwrap();
+        let err = places
+            .resolve(".git/hooks/pre-commit", Access::Write)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains(".git/"), "{err}");
+        assert!(places.resolve(".git/HEAD", Access::Read).is_ok());
+
+        let (_dir, read_only) = super::tests::places(true);
+        let err = read_only
+            .resolve("src/app.js", Access::Write)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("read-only"), "{err}");
+        let shot = read_only.data_dir().join("s.png").display().to_string();
+        assert!(read_only.resolve(&shot, Access::Write).is_ok());
+    }
+}

@@ -1,0 +1,267 @@
+//! The workspace as a tool uses it: paths that try to leave it are refused with nothing
+//! written, and edits either apply whole or change nothing.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use devlens_workspace::{Edit, SearchQuery, Workspace, WorkspaceError};
+
+struct Fixture {
+    dir: tempfile::TempDir,
+    ws: Workspace,
+}
+
+impl Fixture {
+    fn new(read_only: bool) -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("project");
+        std::fs::create_dir_all(root.join("src")).unwrap();
+        std::fs::create_dir_all(root.join(".git/hooks")).unwrap();
+        std::fs::create_dir_all(dir.path().join("outside")).unwrap();
+        std::fs::write(
+            root.join("src/App.jsx"),
+            "export function App() {\n  return <h1>Hello</h1>;\n}\n",
+        )
+        .unwrap();
+        let ws = Workspace::open(&root, &dir.path().join("data"), read_only).unwrap();
+        Self { dir, ws }
+    }
+
+    fn outside(&self) -> std::path::PathBuf {
+        self.dir.path().join("outside")
+    }
+
+    fn files_outside(&self) -> usize {
+        std::fs::read_dir(self.outside()).unwrap().count()
+    }
+}
+
+fn replace(old: &str, new: &str) -> Edit {
+    Edit::Replace {
+        old: old.into(),
+        new: new.into(),
+        all: false,
+    }
+}
+
+#[test]
+fn escapes_are_refused_and_nothing_is_written_outside() {
+    let f = Fixture::new(false);
+    let root = f.ws.root().to_path_buf();
+    std::os::unix::fs::symlink(f.outside(), root.join("out-link")).unwrap();
+    // Dangling links: to a file and a folder that do not exist yet, absolute and relative.
+    std::os::unix::fs::symlink(f.outside().join("target.txt"), root.join("file-link")).unwrap();
+    std::os::unix::fs::symlink(f.outside().join("new-dir"), root.join("dir-link")).unwrap();
+    std::os::unix::fs::symlink("../outside/rel-dir", root.join("rel-link")).unwrap();
+    std::fs::create_dir_all(root.join("nested")).unwrap();
+    std::os::unix::fs::symlink(f.dir.path(), root.join("nested/up")).unwrap();
+    let absolute = f.outside().join("abs.txt").display().to_string();
+    let long = format!("{}x.txt", "deep/".repeat(1000));
+    for path in [
+        "../outside/dotdot.txt",
+        "src/../../outside/dotdot2.txt",
+        absolute.as_str(),
+        "out-link/via-link.txt",
+        "file-link",
+        "dir-link/x.txt",
+        "rel-link/deeper/x.txt",
+        "nested/up/outside/parent-link.txt",
+        "missing/../../outside/x.txt",
+        "a\0b.txt",
+        "..\\outside\\win.txt",
+        long.as_str(),
+    ] {
+        let err = f.ws.write_file(path, "pwned").unwrap_err();
+        assert!(
+            matches!(err, WorkspaceError::Refused { .. }),
+            "{path:?}: {err}"
+        );
+        let message = err.to_string();
+        assert!(
+            message.contains("may be read in the workspace"),
+            "{message}"
+        );
+        assert!(
+            f.ws.edit_file(path, &replace("a", "b"), None).is_err(),
+            "{path:?}"
+        );
+    }
+    assert_eq!(f.files_outside(), 0, "nothing was written outside");
+    assert!(!f.dir.path().join("outside/target.txt").exists());
+    assert!(
+        !f.outside().join("new-dir").exists(),
+        "no folder was created outside"
+    );
+    // Reading out is refused too.
+    assert!(f.ws.read_file("../outside", None, None).is_err());
+    assert!(f.ws.read_file("/etc/passwd", None, None).is_err());
+    // .git is readable but never written.
+    let hook =
+        f.ws.write_file(".git/hooks/pre-commit", "#!/bin/sh\nrm -rf ~\n");
+    assert!(hook.unwrap_err().to_string().contains(".git/"));
+    assert!(!root.join(".git/hooks/pre-commit").exists());
+}
+
+#[test]
+fn a_read_only_workspace_reads_but_never_writes() {
+    let f = Fixture::new(true);
+    assert!(f.ws.read_file("src/App.jsx", None, None).is_ok());
+    for err in [
+        f.ws.write_file("src/new.js", "x").unwrap_err(),
+        f.ws.edit_file("src/App.jsx", &replace("Hello", "Bye"), None)
+            .unwrap_err(),
+    ] {
+        assert!(err.to_string().contains("--read-only-workspace"), "{err}");
+    }
+    assert!(!f.ws.root().join("src/new.js").exists());
+    // The data dir stays writable (screenshots).
+    let shot = f.dir.path().join("data/shot.txt").display().to_string();
+    assert!(f.ws.write_file(&shot, "x").is_ok());
+}
+
+#[test]
+fn edits_apply_once_or_change_nothing() {
+    let f = Fixture::new(false);
+    let path = "src/App.jsx";
+    let original = std::fs::read_to_string(f.ws.root().join(path)).unwrap();
+    let read = f.ws.read_file(path, None, None).unwrap();
+
+    let none =
+        f.ws.edit_file(path, &replace("Goodbye", "Hi"), None)
+            .unwrap_err();
+    assert!(none.to_string().contains("was not found"), "{none}");
+    std::fs::write(f.ws.root().join("src/twice.js"), "let a = 1;\nlet b = 1;\n").unwrap();
+    let twice =
+        f.ws.edit_file("src/twice.js", &replace("= 1", "= 2"), None)
+            .unwrap_err();
+    assert!(twice.to_string().contains("occurs 2 times"), "{twice}");
+    assert_eq!(
+        std::fs::read_to_string(f.ws.root().join(path)).unwrap(),
+        original
+    );
+
+    let changed =
+        f.ws.edit_file(
+            path,
+            &replace("Hello", "Hello, devlens"),
+            Some(&read.version),
+        )
+        .unwrap();
+    assert!(
+        changed.diff.contains("+  return <h1>Hello, devlens</h1>;"),
+        "{}",
+        changed.diff
+    );
+    assert_eq!((changed.lines_added, changed.lines_removed), (1, 1));
+
+    // Someone else changes the file: an edit based on what devlens read is refused.
+    std::fs::write(f.ws.root().join(path), "export const App = () => null;\n").unwrap();
+    let stale =
+        f.ws.edit_file(path, &replace("devlens", "world"), None)
+            .unwrap_err();
+    assert!(matches!(stale, WorkspaceError::Changed { .. }), "{stale}");
+    assert!(f.ws.write_file(path, "overwrite").is_err());
+    // Reading it again makes it editable again.
+    f.ws.read_file(path, None, None).unwrap();
+    f.ws.edit_file(path, &replace("null", "<main />"), None)
+        .unwrap();
+}
+
+#[test]
+fn concurrent_writers_never_tear_a_file() {
+    let f = Arc::new(Fixture::new(false));
+    let big = |c: char| format!("{}\n", c.to_string().repeat(200_000));
+    std::thread::scope(|scope| {
+        for c in ['a', 'b', 'c', 'd'] {
+            let f = Arc::clone(&f);
+            let content = big(c);
+            scope.spawn(move || {
+                for _ in 0..5 {
+                    // A writer may find the file changed by another since it last wrote: that
+                    // refusal is the point; whatever lands is whole.
+                    let _ = f.ws.write_file("src/big.txt", &content);
+                }
+            });
+        }
+        let f = Arc::clone(&f);
+        scope.spawn(move || {
+            for _ in 0..50 {
+                if let Ok(text) = std::fs::read_to_string(f.ws.root().join("src/big.txt")) {
+                    let first = text.chars().next().unwrap();
+                    assert!(text.trim_end().chars().all(|c| c == first), "a torn file");
+                    assert_eq!(text.len(), 200_001);
+                }
+            }
+        });
+    });
+    let leftovers: Vec<_> = std::fs::read_dir(f.ws.root().join("src"))
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().contains(".tmp"))
+        .collect();
+    assert!(leftovers.is_empty(), "temporary files left behind");
+}
+
+#[test]
+fn big_and_binary_files() {
+    let f = Fixture::new(false);
+    let lines: String = (1..=100_000).map(|i| format!("line {i}\n")).collect();
+    std::fs::write(f.ws.root().join("big.log"), &lines).unwrap();
+    let head = f.ws.read_file("big.log", None, None).unwrap();
+    assert_eq!((head.lines, head.next_line), (2000, Some(2001)));
+    let tail = f.ws.read_file("big.log", Some(99_999), Some(10)).unwrap();
+    assert_eq!(tail.text, "line 99999\nline 100000\n");
+    let edited =
+        f.ws.edit_file(
+            "big.log",
+            &replace("line 50000\n", "line fifty thousand\n"),
+            None,
+        )
+        .unwrap();
+    assert_eq!(edited.replacements, Some(1));
+
+    std::fs::write(f.ws.root().join("logo.png"), b"\x89PNG\r\n\x1a\n\0\0\0IHDR").unwrap();
+    let err =
+        f.ws.read_file("logo.png", None, None)
+            .unwrap_err()
+            .to_string();
+    assert!(err.contains("PNG image"), "{err}");
+    assert!(
+        f.ws.edit_file("logo.png", &replace("IHDR", "XXXX"), None)
+            .is_err()
+    );
+    let too_big = "x".repeat(11 * 1024 * 1024);
+    assert!(f.ws.write_file("huge.txt", &too_big).is_err());
+    assert!(!f.ws.root().join("huge.txt").exists());
+}
+
+#[test]
+fn listing_and_searching_stay_inside() {
+    let f = Fixture::new(false);
+    let listed =
+        f.ws.list_files(None, &["*.jsx".into()], None, None)
+            .unwrap();
+    assert_eq!(listed.files[0].path, "src/App.jsx");
+    let found =
+        f.ws.search_files(
+            Some("src"),
+            &SearchQuery {
+                pattern: "<h1>".into(),
+                literal: true,
+                max_matches: 10,
+                ..SearchQuery::default()
+            },
+        )
+        .unwrap();
+    assert_eq!(found.files[0].lines[0].line, 2);
+    assert!(
+        f.ws.list_files(Some("../outside"), &[], None, None)
+            .is_err()
+    );
+    assert!(
+        f.ws.search_files(Some("/"), &SearchQuery::default())
+            .is_err(),
+        "the root of the machine is not searched"
+    );
+    assert!(Path::new(f.ws.root()).is_absolute());
+}
