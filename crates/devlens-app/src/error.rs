@@ -20,6 +20,8 @@ pub enum AppError {
     Kb(#[from] devlens_kb::KbError),
     #[error(transparent)]
     Browser(#[from] devlens_browser::BrowserError),
+    #[error(transparent)]
+    Workspace(#[from] devlens_workspace::WorkspaceError),
 }
 
 impl AppError {
@@ -37,6 +39,7 @@ impl Classify for AppError {
             Self::Docs(e) => e.kind(),
             Self::Kb(e) => e.kind(),
             Self::Browser(e) => browser_kind(e),
+            Self::Workspace(e) => e.kind(),
         }
     }
 }

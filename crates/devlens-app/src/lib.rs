@@ -7,8 +7,9 @@
 //!
 //! - [`App`] holds the services — the configuration, the API explorer, the library docs and the
 //!   knowledge base (opened on first use and shared by every caller of the process, with one
-//!   embedding model between them), and the browser sessions.
-//! - The family modules ([`api`], [`docs`], [`kb`]) turn what a caller sent into
+//!   embedding model between them), the browser sessions, and the workspace every path a tool
+//!   touches is confined to.
+//! - The family modules ([`api`], [`docs`], [`kb`], [`workspace`]) turn what a caller sent into
 //!   the domain's requests — naming an endpoint, choosing a spec, saving or updating a solution,
 //!   the rule that an empty string clears a field — and say what is wrong when it cannot.
 //! - Results are the domain's own types, each a [`Report`] (serializable, plus compact text);
@@ -23,7 +24,9 @@ pub mod api;
 pub mod docs;
 mod error;
 pub mod kb;
+pub mod workspace;
 
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use devlens_core::Config;
@@ -31,6 +34,7 @@ use devlens_docs::{Docs, DocsError};
 use devlens_embed::LazyEmbedder;
 use devlens_kb::{KbError, KnowledgeBase};
 use devlens_openapi::explorer::ApiExplorer;
+use devlens_workspace::Workspace;
 
 pub use devlens_browser::BrowserSessions;
 pub use devlens_core::{Classify, ErrorKind, Report};
@@ -46,6 +50,10 @@ pub struct App {
     docs: Mutex<Option<Arc<Docs>>>,
     kb: Mutex<Option<Arc<KnowledgeBase>>>,
     browser: BrowserSessions,
+    /// The project folder tools read and write (default: the current directory).
+    workspace_root: PathBuf,
+    read_only_workspace: bool,
+    workspace: Mutex<Option<Arc<Workspace>>>,
 }
 
 impl std::fmt::Debug for App {
@@ -75,7 +83,18 @@ impl App {
             docs: Mutex::new(None),
             kb: Mutex::new(None),
             browser: BrowserSessions::new(),
+            workspace_root: PathBuf::from("."),
+            read_only_workspace: false,
+            workspace: Mutex::new(None),
         }
+    }
+
+    /// Confines tools to the project folder `root`; `read_only` keeps them from writing in it.
+    pub fn with_workspace(mut self, root: &Path, read_only: bool) -> Self {
+        self.workspace_root = root.to_path_buf();
+        self.read_only_workspace = read_only;
+        self.workspace = Mutex::new(None);
+        self
     }
 
     /// Uses `api` as the API explorer (tests, and hosts that configure it themselves).
@@ -139,6 +158,32 @@ impl App {
         ));
         *slot = Some(Arc::clone(&kb));
         Ok(kb)
+    }
+
+    /// The workspace, opened on first use: the project folder and the data dir, the only places
+    /// a tool's path may lead.
+    pub fn workspace(&self) -> Result<Arc<Workspace>, AppError> {
+        let mut slot = self.workspace.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(ws) = slot.as_ref() {
+            return Ok(Arc::clone(ws));
+        }
+        let ws = Arc::new(Workspace::open(
+            &self.workspace_root,
+            self.config.data_dir.root(),
+            self.read_only_workspace,
+        )?);
+        *slot = Some(Arc::clone(&ws));
+        Ok(ws)
+    }
+
+    /// A workspace at `root` with this app's data dir and read-only setting: what a session
+    /// works in when its client names its own project folder (MCP roots).
+    pub fn workspace_at(&self, root: &Path) -> Result<Arc<Workspace>, AppError> {
+        Ok(Arc::new(Workspace::open(
+            root,
+            self.config.data_dir.root(),
+            self.read_only_workspace,
+        )?))
     }
 
     /// The browser connections (launched or attached) and their tabs.

@@ -33,6 +33,7 @@ pub fn routes(app: Arc<App>) -> Router {
         .route("/embed/search", post(embed_search))
         .merge(crate::docs::routes())
         .merge(crate::kb::routes())
+        .merge(crate::workspace::routes())
         .with_state(app)
 }
 

@@ -70,6 +70,7 @@ failure_from!(
     devlens_openapi::explorer::ExplorerError,
     devlens_docs::DocsError,
     devlens_kb::KbError,
+    devlens_workspace::WorkspaceError,
 );
 
 /// A body axum refused (`status`): a 400 that says what to send, except that a body too large

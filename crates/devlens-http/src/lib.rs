@@ -16,6 +16,7 @@ mod docs;
 pub mod failure;
 mod guard;
 mod kb;
+mod workspace;
 
 use std::{net::SocketAddr, sync::Arc};
 

@@ -17,15 +17,18 @@ pub enum ToolFamily {
     Docs,
     /// The knowledge base: save, search and ask saved solutions.
     Kb,
+    /// The project's files: read, list, search, write, edit — confined to the workspace.
+    Workspace,
 }
 
 impl ToolFamily {
-    pub const ALL: [ToolFamily; 5] = [
+    pub const ALL: [ToolFamily; 6] = [
         ToolFamily::Api,
         ToolFamily::Browser,
         ToolFamily::Debugger,
         ToolFamily::Docs,
         ToolFamily::Kb,
+        ToolFamily::Workspace,
     ];
 
     pub fn name(self) -> &'static str {
@@ -35,6 +38,7 @@ impl ToolFamily {
             Self::Debugger => "debugger",
             Self::Docs => "docs",
             Self::Kb => "kb",
+            Self::Workspace => "workspace",
         }
     }
 
@@ -114,7 +118,7 @@ mod tests {
     #[test]
     fn lists_parse_in_any_order_case_and_separator() {
         assert_eq!(
-            ToolFamilies::parse("Browser, api,debugger,docs,KB").unwrap(),
+            ToolFamilies::parse("Browser, api,debugger,docs,KB, workspace").unwrap(),
             ToolFamilies::default()
         );
         let browser = ToolFamilies::parse("browser browser").unwrap();

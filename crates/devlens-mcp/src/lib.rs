@@ -16,6 +16,7 @@ mod kb;
 mod reply;
 mod schema;
 mod visibility;
+mod workspace;
 
 use std::sync::Arc;
 
@@ -67,6 +68,9 @@ with the best sections and code examples within context_limit tokens.";
 const KB_INSTRUCTIONS: &str = "The knowledge base holds solutions the team saved: before solving \
 a problem from scratch, search_solutions or ask_knowledge_base (a numbered context to answer \
 from, citing [n]); save_solution keeps a fix worth reusing.";
+const WORKSPACE_INSTRUCTIONS: &str = "The project's files: list_files and search_files to find \
+code, read_file to read it, edit_file (exact oldText -> newText, or a diff) and write_file to \
+change it; paths are relative to the workspace and cannot leave it.";
 const DYNAMIC_INSTRUCTIONS: &str = "The tool list follows the browser: more tools appear once a \
 browser is connected, after enable_debug_tools, and while the page is paused (the server sends \
 tools/list_changed).";
@@ -82,6 +86,9 @@ pub struct McpOptions {
     /// The tool list follows the browser's state (`--dynamic-tools`); otherwise it is fixed
     /// (but for hide_tools / show_tools).
     pub dynamic_tools: bool,
+    /// A session works in its client's first file root (MCP roots) when it names one: the server
+    /// was not given `--workspace`.
+    pub workspace_from_roots: bool,
 }
 
 /// The MCP server. Cheap to clone: one per session over Streamable HTTP, all sharing `Services`.
@@ -94,6 +101,8 @@ pub struct DevlensServer {
     tool_list: Arc<[Tool]>,
     /// What this session lists (hidden tools, the state): one per session, shared by clones.
     visibility: Arc<Visibility>,
+    /// The workspace this session works in, once known (see [`workspace`]).
+    session_workspace: Arc<std::sync::Mutex<Option<Arc<devlens_workspace::Workspace>>>>,
 }
 
 impl DevlensServer {
@@ -117,6 +126,7 @@ impl DevlensServer {
             tool_router,
             tool_list,
             visibility,
+            session_workspace: Arc::default(),
         }
     }
 
@@ -127,6 +137,20 @@ impl DevlensServer {
 
     pub fn options(&self) -> &McpOptions {
         &self.options
+    }
+
+    fn session_workspace(&self) -> Option<Arc<devlens_workspace::Workspace>> {
+        self.session_workspace
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    fn set_session_workspace(&self, ws: Option<Arc<devlens_workspace::Workspace>>) {
+        *self
+            .session_workspace
+            .lock()
+            .unwrap_or_else(|p| p.into_inner()) = ws;
     }
 
     /// Every tool this server offers.
@@ -141,6 +165,7 @@ impl DevlensServer {
             ToolFamily::Debugger => Self::debugger_tools(),
             ToolFamily::Docs => Self::docs_tools(),
             ToolFamily::Kb => Self::kb_tools(),
+            ToolFamily::Workspace => Self::workspace_tools(),
         }
     }
 
@@ -153,6 +178,7 @@ impl DevlensServer {
             (ToolFamily::Debugger, DEBUGGER_INSTRUCTIONS),
             (ToolFamily::Docs, DOCS_INSTRUCTIONS),
             (ToolFamily::Kb, KB_INSTRUCTIONS),
+            (ToolFamily::Workspace, WORKSPACE_INSTRUCTIONS),
         ]
         .into_iter()
         .filter(|(family, _)| families.contains(*family))
@@ -219,6 +245,11 @@ impl ServerHandler for DevlensServer {
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
         self.announce_to_peer(context.peer);
+    }
+
+    async fn on_roots_list_changed(&self, _context: NotificationContext<RoleServer>) {
+        // Asked again on the next file call.
+        self.set_session_workspace(None);
     }
 
     fn accepted_subscription_filter(

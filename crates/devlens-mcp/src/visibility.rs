@@ -442,7 +442,7 @@ fn unmatched_message(tool: &str, unmatched: &[Unmatched]) -> String {
         .collect();
     format!(
         "{tool} changed nothing. {}. Give tool names, globs (\"*css*\", \"chrome_*\") or a \
-         family (api, browser, debugger, docs, kb).",
+         family (api, browser, debugger, docs, kb, workspace).",
         lines.join("; ")
     )
 }
@@ -450,7 +450,7 @@ fn unmatched_message(tool: &str, unmatched: &[Unmatched]) -> String {
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct ToolsArgs {
     /// Tool names, glob patterns ("*css*", "chrome_*") or families (api, browser, debugger, docs,
-    /// kb).
+    /// kb, workspace).
     #[serde(default)]
     pub tools: Vec<String>,
 }
@@ -650,7 +650,7 @@ impl DevlensServer {
         if args.tools.iter().all(|t| t.trim().is_empty()) {
             return failure(
                 "give tools: names, globs (\"*css*\", \"chrome_*\") or a family (api, browser, \
-                 debugger, docs, kb)",
+                 debugger, docs, kb, workspace)",
             );
         }
         if let Some(meta) = args

@@ -59,6 +59,8 @@ pub enum Command {
     Docs(crate::docs_cmd::DocsArgs),
     /// Knowledge base: saved solutions, semantic search, cited answers
     Kb(crate::kb_cmd::KbArgs),
+    /// The project's files as the workspace tools see them: read, list, search
+    Workspace(crate::workspace_cmd::WorkspaceCmd),
 }
 
 #[derive(Debug, Args)]
@@ -246,8 +248,8 @@ pub struct ServeArgs {
     /// Serve HTTP on this address instead of stdio: MCP at /mcp, REST under /api/
     #[arg(long, value_name = "ADDR", num_args = 0..=1, default_missing_value = "127.0.0.1:7878")]
     pub http: Option<String>,
-    /// The tool families to offer, comma-separated: api, browser, debugger, docs, kb [default:
-    /// all]
+    /// The tool families to offer, comma-separated: api, browser, debugger, docs, kb,
+    /// workspace [default: all]
     #[arg(long, env = "DEVLENS_TOOLS", value_name = "FAMILIES", value_parser = parse_families)]
     pub tools: Option<devlens_mcp::ToolFamilies>,
     /// List only the tools the browser's state allows (not connected, connected, debugging,
@@ -255,6 +257,21 @@ pub struct ServeArgs {
     /// not ask for a moving tool list keep a fixed one
     #[arg(long, env = "DEVLENS_DYNAMIC_TOOLS", value_parser = clap::builder::FalseyValueParser::new())]
     pub dynamic_tools: bool,
+    #[command(flatten)]
+    pub workspace: WorkspaceArgs,
+}
+
+/// The project folder tools read and write.
+#[derive(Debug, Args, Clone)]
+pub struct WorkspaceArgs {
+    /// The project folder: every file a tool reads or writes (and every screenshot or saved
+    /// body) stays inside it or the data dir [default: the client's MCP root, else the current
+    /// directory]
+    #[arg(long, global = true, env = "DEVLENS_WORKSPACE", value_name = "DIR")]
+    pub workspace: Option<PathBuf>,
+    /// Tools may read the workspace but not change it
+    #[arg(long, global = true, env = "DEVLENS_READ_ONLY_WORKSPACE", value_parser = clap::builder::FalseyValueParser::new())]
+    pub read_only_workspace: bool,
 }
 
 fn parse_families(list: &str) -> Result<devlens_mcp::ToolFamilies, String> {

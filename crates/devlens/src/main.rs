@@ -13,6 +13,7 @@ mod output;
 mod progress;
 mod project_cmd;
 mod serve;
+mod workspace_cmd;
 
 use std::process::ExitCode;
 
@@ -60,7 +61,8 @@ fn error_kind(e: &anyhow::Error) -> Option<ErrorKind> {
             devlens_openapi::explorer::ExplorerError,
             devlens_openapi::OpenApiError,
             devlens_docs::DocsError,
-            devlens_kb::KbError
+            devlens_kb::KbError,
+            devlens_workspace::WorkspaceError
         )
     })
 }
@@ -75,6 +77,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Browser(args) => browser_cmd::run(args).await,
         Command::Docs(args) => docs_cmd::run(config, args).await,
         Command::Kb(args) => kb_cmd::run(config, args).await,
+        Command::Workspace(args) => workspace_cmd::run(config, args).await,
     }
 }
 

@@ -1,6 +1,6 @@
 //! `devlens serve`: MCP over stdio, or over Streamable HTTP with the REST API.
 
-use std::{net::SocketAddr, sync::Arc};
+use std::{net::SocketAddr, path::PathBuf, sync::Arc};
 
 use anyhow::Context;
 use tokio_util::sync::CancellationToken;
@@ -20,10 +20,20 @@ pub async fn run(config: Config, args: ServeArgs) -> anyhow::Result<()> {
         &config.file.server.allowed_origins,
     );
     let data_dir = config.data_dir.root().display().to_string();
-    let app = Arc::new(App::new(config));
+    let root = args
+        .workspace
+        .workspace
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("."));
+    let app = Arc::new(App::new(config).with_workspace(&root, args.workspace.read_only_workspace));
+    // A bad --workspace is an error now, not at the first file call.
+    if args.workspace.workspace.is_some() {
+        app.workspace()?;
+    }
     let options = Arc::new(McpOptions {
         families: args.tools.unwrap_or_default(),
         dynamic_tools: args.dynamic_tools,
+        workspace_from_roots: args.workspace.workspace.is_none(),
     });
     let result = serve(Arc::clone(&app), options, http, policy, data_dir).await;
     // Browsers devlens launched close with it, however serving ended.

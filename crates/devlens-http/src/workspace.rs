@@ -1,0 +1,80 @@
+//! REST endpoints for the workspace under `/api/workspace/`: the operations of the workspace
+//! tools, with the same JSON bodies as their MCP arguments and the same confinement.
+
+use std::sync::Arc;
+
+use axum::{
+    Json, Router,
+    extract::{Query, State, rejection::JsonRejection},
+    routing::{get, post},
+};
+
+use devlens_app::{
+    App,
+    workspace::{self as files, EditFile, ListFiles, ReadFile, SearchFiles, WriteFile},
+};
+use devlens_workspace::{FileChange, FileContent, FileList, SearchMatches};
+
+use crate::failure::{JsonResult, json_body};
+
+type Shared = State<Arc<App>>;
+
+/// A file's text may be up to 10 MB, which JSON escaping can multiply.
+const FILE_BODY_LIMIT: usize = 32 * 1024 * 1024;
+
+pub fn routes() -> Router<Arc<App>> {
+    Router::new()
+        .route("/workspace/file", get(read))
+        .route("/workspace/files", get(list))
+        .route("/workspace/search", post(search))
+        .route(
+            "/workspace/write",
+            post(write).layer(axum::extract::DefaultBodyLimit::max(FILE_BODY_LIMIT)),
+        )
+        .route(
+            "/workspace/edit",
+            post(edit).layer(axum::extract::DefaultBodyLimit::max(FILE_BODY_LIMIT)),
+        )
+}
+
+/// `GET /api/workspace/file?path=src/App.jsx[&startLine=1&limit=100]`.
+async fn read(State(app): Shared, Query(request): Query<ReadFile>) -> JsonResult<FileContent> {
+    Ok(Json(files::read_file(app.workspace()?, request).await?))
+}
+
+/// `GET /api/workspace/files[?path=src]`; globs in the JSON form of `list_files` are for MCP.
+async fn list(State(app): Shared, Query(request): Query<ListFiles>) -> JsonResult<FileList> {
+    Ok(Json(files::list_files(app.workspace()?, request).await?))
+}
+
+async fn search(
+    State(app): Shared,
+    body: Result<Json<SearchFiles>, JsonRejection>,
+) -> JsonResult<SearchMatches> {
+    let request = json_body(
+        body,
+        "{\"pattern\", \"literal\"?, \"caseInsensitive\"?, \"globs\"?, \"path\"?, \"context\"?, \
+         \"maxMatches\"?}",
+    )?;
+    Ok(Json(files::search_files(app.workspace()?, request).await?))
+}
+
+async fn write(
+    State(app): Shared,
+    body: Result<Json<WriteFile>, JsonRejection>,
+) -> JsonResult<FileChange> {
+    let request = json_body(body, "{\"path\", \"content\"}")?;
+    Ok(Json(files::write_file(app.workspace()?, request).await?))
+}
+
+async fn edit(
+    State(app): Shared,
+    body: Result<Json<EditFile>, JsonRejection>,
+) -> JsonResult<FileChange> {
+    let request = json_body(
+        body,
+        "{\"path\", \"oldText\", \"newText\", \"replaceAll\"?} or {\"path\", \"diff\"}, and \
+         \"expectedVersion\"?",
+    )?;
+    Ok(Json(files::edit_file(app.workspace()?, request).await?))
+}
