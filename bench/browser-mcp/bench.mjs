@@ -92,13 +92,14 @@ const SERVERS = {
       command: o.devlens,
       args: ['serve'],
       // A throw-away data directory and config, so nothing of the user's is loaded.
-      env: { DEVLENS_DATA_DIR: join(tmp, 'data'), DEVLENS_CONFIG: join(tmp, 'none.toml'), RUST_LOG: 'warn' },
+      // The browser comes from CHROME_PATH: a tool call may not name an executable.
+      env: { DEVLENS_DATA_DIR: join(tmp, 'data'), DEVLENS_CONFIG: join(tmp, 'none.toml'), RUST_LOG: 'warn', CHROME_PATH: o.chromium },
     }),
     browserTools: ['chrome', 'chrome_list_connections', 'chrome_disconnect', 'target', 'navigate',
       'query_elements', 'snapshot', 'click_element', 'fill_element', 'type_text', 'press_key', 'hover',
       'select_option', 'scroll', 'wait_for', 'handle_dialog', 'get_console_logs', 'list_network_requests',
       'get_network_request', 'screenshot', 'evaluate', 'inject_css', 'emulate'],
-    launch: (o) => ({ name: 'chrome', arguments: { action: 'launch', chromePath: o.chromium } }),
+    launch: () => ({ name: 'chrome', arguments: { action: 'launch' } }),
     navigate: (url) => ({ name: 'navigate', arguments: { url } }),
     query: () => ({ name: 'query_elements', arguments: { selector: '#order-form input' } }),
     snapshot: () => ({ name: 'snapshot', arguments: {} }),

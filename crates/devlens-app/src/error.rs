@@ -38,21 +38,8 @@ impl Classify for AppError {
             Self::Api(e) => e.kind(),
             Self::Docs(e) => e.kind(),
             Self::Kb(e) => e.kind(),
-            Self::Browser(e) => browser_kind(e),
+            Self::Browser(e) => e.kind(),
             Self::Workspace(e) => e.kind(),
         }
-    }
-}
-
-fn browser_kind(e: &devlens_browser::BrowserError) -> ErrorKind {
-    use devlens_browser::FailureKind;
-    match e.kind() {
-        FailureKind::InvalidInput => ErrorKind::InvalidInput,
-        FailureKind::NotFound => ErrorKind::NotFound,
-        FailureKind::Precondition => ErrorKind::Precondition,
-        FailureKind::Gone => ErrorKind::Gone,
-        FailureKind::Timeout => ErrorKind::Timeout,
-        FailureKind::Unprocessable => ErrorKind::Unprocessable,
-        FailureKind::Environment => ErrorKind::Unavailable,
     }
 }

@@ -5,6 +5,8 @@
 //! waiting for.
 
 use std::fmt;
+
+use devlens_core::{Classify, ErrorKind};
 use std::time::Duration;
 
 /// Everything a browser call can fail with.
@@ -163,54 +165,37 @@ impl BrowserError {
             message: message.to_string(),
         }
     }
+}
 
-    /// What kind of failure, for surfaces that map errors to status or exit codes.
-    pub fn kind(&self) -> FailureKind {
+impl Classify for BrowserError {
+    fn kind(&self) -> ErrorKind {
         match self {
             Self::NotConnected | Self::NoTab { .. } | Self::DialogOpen { .. } | Self::NoDialog => {
-                FailureKind::Precondition
+                ErrorKind::Precondition
             }
             Self::UnknownConnection { .. }
             | Self::UnknownTab { .. }
             | Self::ElementNotFound { .. }
             | Self::StaleRef { .. }
             | Self::FrameGone
-            | Self::UnknownRequest { .. } => FailureKind::NotFound,
+            | Self::UnknownRequest { .. } => ErrorKind::NotFound,
             Self::ConnectionExists { .. }
             | Self::AmbiguousTab { .. }
             | Self::InvalidSelector { .. }
             | Self::InvalidInput(_)
-            | Self::ChromePathInvalid { .. } => FailureKind::InvalidInput,
-            Self::BrowserGone { .. } | Self::TabGone { .. } => FailureKind::Gone,
-            Self::Timeout { .. } => FailureKind::Timeout,
+            | Self::ChromePathInvalid { .. } => ErrorKind::InvalidInput,
+            Self::BrowserGone { .. } | Self::TabGone { .. } => ErrorKind::Gone,
+            Self::Timeout { .. } => ErrorKind::Timeout,
             Self::NotInteractable { .. } | Self::NavigationFailed { .. } => {
-                FailureKind::Unprocessable
+                ErrorKind::Unprocessable
             }
+            // The machine or the browser process is the problem.
             Self::ChromeNotFound { .. }
             | Self::LaunchFailed { .. }
-            | Self::ConnectFailed { .. }
-            | Self::WriteFailed { .. }
-            | Self::Protocol { .. } => FailureKind::Environment,
+            | Self::ConnectFailed { .. } => ErrorKind::Unavailable,
+            Self::WriteFailed { .. } | Self::Protocol { .. } => ErrorKind::Internal,
         }
     }
-}
-
-/// Coarse failure categories (HTTP status codes, CLI exit codes).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum FailureKind {
-    /// The call is malformed or ambiguous.
-    InvalidInput,
-    /// Something named does not exist.
-    NotFound,
-    /// The call needs a state the browser is not in (no connection, open dialog).
-    Precondition,
-    /// The browser or tab went away.
-    Gone,
-    Timeout,
-    /// The page cannot do what was asked (hidden element, failed load).
-    Unprocessable,
-    /// The machine or the browser process is the problem.
-    Environment,
 }
 
 fn known_list(known: &[String]) -> String {

@@ -64,7 +64,7 @@ pub use debugger::{
 };
 pub use dom::{ElementList, ElementQuery, ElementSummary, ElementTarget};
 pub use emulation::{ColorScheme, EmulationRequest, EmulationState, NetworkProfile, ViewportSize};
-pub use error::{BrowserError, FailureKind, Result};
+pub use error::{BrowserError, Result};
 pub use launch::{ConnectOptions, LaunchOptions, find_chrome};
 pub use live::{CssInjection, CssRemoval, EvaluateOptions, Evaluation, ThrownError};
 pub use navigate::{Navigation, NavigationOutcome};

@@ -106,6 +106,24 @@ pub struct LlmSettings {
     pub timeout_secs: Option<u64>,
 }
 
+/// `[browser]`: which Chrome devlens launches. Tool calls cannot name an executable or a
+/// profile folder of their own (a page the agent reads could talk it into running anything):
+/// these come from here, `CHROME_PATH`, or the command line; a tool may pick only what
+/// `allowed_chrome_paths` / `allowed_user_data_dirs` list.
+#[derive(Debug, Clone, Default, Deserialize, Serialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct BrowserSettings {
+    /// The Chrome/Chromium executable to launch [default: `CHROME_PATH`, then `PATH` and the
+    /// usual install locations].
+    pub chrome_path: Option<PathBuf>,
+    /// A profile folder for launched browsers [default: a fresh temporary one each launch].
+    pub user_data_dir: Option<PathBuf>,
+    /// Executables a `chrome` tool call may name besides the default.
+    pub allowed_chrome_paths: Vec<PathBuf>,
+    /// Profile folders a `chrome` tool call may name.
+    pub allowed_user_data_dirs: Vec<PathBuf>,
+}
+
 /// A project declared in `devlens.toml`.
 #[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields)]
@@ -129,6 +147,7 @@ pub struct ConfigFile {
     pub docs: DocsSettings,
     pub kb: KbSettings,
     pub llm: LlmSettings,
+    pub browser: BrowserSettings,
 }
 
 /// The resolved configuration: where data lives and what the config file said.

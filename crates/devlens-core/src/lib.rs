@@ -13,8 +13,8 @@ pub mod report;
 pub mod suggest;
 
 pub use config::{
-    Config, ConfigOverrides, DocsSettings, EmbeddingSettings, KbSettings, LlmSettings,
-    ServerSettings,
+    BrowserSettings, Config, ConfigOverrides, DocsSettings, EmbeddingSettings, KbSettings,
+    LlmSettings, ServerSettings,
 };
 pub use error::CoreError;
 pub use paths::DataDir;

@@ -34,6 +34,7 @@ pub fn routes(app: Arc<App>) -> Router {
         .merge(crate::docs::routes())
         .merge(crate::kb::routes())
         .merge(crate::workspace::routes())
+        .merge(crate::browser::routes())
         .with_state(app)
 }
 

@@ -71,6 +71,7 @@ failure_from!(
     devlens_docs::DocsError,
     devlens_kb::KbError,
     devlens_workspace::WorkspaceError,
+    devlens_browser::BrowserError,
 );
 
 /// A body axum refused (`status`): a 400 that says what to send, except that a body too large

@@ -12,6 +12,7 @@
 //! other.
 
 mod api;
+mod browser;
 mod docs;
 pub mod failure;
 mod guard;

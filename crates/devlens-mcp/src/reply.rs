@@ -45,8 +45,9 @@ macro_rules! textual {
 }
 pub(crate) use textual;
 
-/// A browser result as a tool reply: its text and structured form, or its error's message.
-pub fn respond<T: Textual>(result: devlens_browser::Result<T>) -> CallToolResult {
+/// A browser or debugger result as a tool reply: its text and structured form, or the error's
+/// message. (`Textual` until those results implement `Report`.)
+pub fn respond<T: Textual>(result: Result<T, devlens_app::AppError>) -> CallToolResult {
     match result {
         Ok(value) => structured(value.text(), &value),
         Err(e) => failure(e),

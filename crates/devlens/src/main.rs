@@ -62,7 +62,8 @@ fn error_kind(e: &anyhow::Error) -> Option<ErrorKind> {
             devlens_openapi::OpenApiError,
             devlens_docs::DocsError,
             devlens_kb::KbError,
-            devlens_workspace::WorkspaceError
+            devlens_workspace::WorkspaceError,
+            devlens_browser::BrowserError
         )
     })
 }

@@ -321,3 +321,59 @@ fn the_cli_reads_lists_and_searches_what_the_tools_see() {
         .code(3)
         .stderr(predicates::str::contains("does not exist"));
 }
+
+#[tokio::test]
+async fn browser_tools_cannot_write_outside_or_run_a_program_of_their_choosing() {
+    let (dir, root) = project();
+    let root_arg = root.display().to_string();
+    let mut cmd = tokio::process::Command::new(assert_cmd::cargo::cargo_bin("devlens"));
+    cmd.env("DEVLENS_DATA_DIR", dir.path().join("data"))
+        .env_remove("DEVLENS_CONFIG")
+        .env_remove("DEVLENS_TOOLS")
+        .current_dir(dir.path());
+    let transport = TokioChildProcess::new(cmd.configure(|cmd| {
+        cmd.args(["serve", "--tools", "browser", "--workspace", &root_arg]);
+    }))
+    .expect("spawn devlens serve");
+    let client: Client = Project::default()
+        .serve(transport)
+        .await
+        .expect("initialize");
+
+    let refused = err(
+        &client,
+        "chrome",
+        json!({"action": "launch", "chromePath": "/bin/sh"}),
+    )
+    .await;
+    assert!(refused.contains("allowed_chrome_paths"), "{refused}");
+    let refused = err(
+        &client,
+        "chrome",
+        json!({"action": "launch", "userDataDir": dir.path().join("home").display().to_string()}),
+    )
+    .await;
+    assert!(refused.contains("allowed_user_data_dirs"), "{refused}");
+    // A screenshot or a response body saved outside is refused before any browser is asked.
+    let outside = dir.path().join("home/.bashrc").display().to_string();
+    for (tool, args) in [
+        ("screenshot", json!({"path": outside})),
+        ("screenshot", json!({"path": "../home/shot.png"})),
+        (
+            "get_network_request",
+            json!({"id": 1, "saveResponseBodyTo": outside}),
+        ),
+        (
+            "get_network_request",
+            json!({"id": 1, "saveResponseBodyTo": "../home/.profile"}),
+        ),
+    ] {
+        let refused = err(&client, tool, args).await;
+        assert!(refused.contains("was refused"), "{tool}: {refused}");
+    }
+    assert_eq!(
+        std::fs::read_dir(dir.path().join("home")).unwrap().count(),
+        0
+    );
+    client.cancel().await.ok();
+}
