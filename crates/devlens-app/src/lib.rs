@@ -47,7 +47,7 @@ pub use error::AppError;
 pub struct App {
     config: Config,
     api: ApiExplorer,
-    /// The embedding model the docs and the knowledge base share, loaded on first use.
+    /// The embedding model every corpus shares, loaded on first use.
     embedder: Arc<LazyEmbedder>,
     docs: Mutex<Option<Arc<Docs>>>,
     kb: Mutex<Option<Arc<KnowledgeBase>>>,
@@ -79,7 +79,7 @@ impl App {
             config.data_dir.clone(),
         ));
         Self {
-            api: ApiExplorer::new(config.clone()),
+            api: ApiExplorer::new(config.clone()).with_lazy_embedder(Arc::clone(&embedder)),
             config,
             embedder,
             docs: Mutex::new(None),

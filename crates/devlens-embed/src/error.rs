@@ -7,6 +7,8 @@
 
 use std::path::PathBuf;
 
+use devlens_core::{Classify, ErrorKind};
+
 use crate::Provider;
 
 /// Why embedding failed, and what to do about it.
@@ -109,5 +111,51 @@ impl EmbedError {
                 | Self::Connection { .. }
                 | Self::RetriesExhausted { .. }
         )
+    }
+}
+
+impl Classify for EmbedError {
+    fn kind(&self) -> ErrorKind {
+        match self {
+            _ if self.is_unavailable() => ErrorKind::Unavailable,
+            Self::UnknownProvider { .. } | Self::InvalidSettings(_) => ErrorKind::InvalidInput,
+            Self::Api { .. } | Self::BadResponse { .. } => ErrorKind::Upstream,
+            Self::Inference(_) | Self::Install { .. } => ErrorKind::Internal,
+            // Covered by `is_unavailable`; listed so a new variant is a compile error here.
+            Self::ModelMissing { .. }
+            | Self::ModelLoad { .. }
+            | Self::MissingKey { .. }
+            | Self::Connection { .. }
+            | Self::RetriesExhausted { .. } => ErrorKind::Unavailable,
+        }
+    }
+}
+
+#[cfg(test)]
+mod kind_tests {
+    use super::*;
+
+    #[test]
+    fn each_failure_has_the_kind_its_fix_needs() {
+        let missing = EmbedError::ModelMissing {
+            model: "m".into(),
+            tried: "x".into(),
+        };
+        assert_eq!(missing.kind(), ErrorKind::Unavailable);
+        assert_eq!(
+            EmbedError::UnknownProvider { name: "x".into() }.kind(),
+            ErrorKind::InvalidInput
+        );
+        let rejected = EmbedError::Api {
+            provider: Provider::OpenAi,
+            status: 401,
+            message: "bad key".into(),
+            hint: String::new(),
+        };
+        assert_eq!(rejected.kind(), ErrorKind::Upstream);
+        assert_eq!(
+            EmbedError::Inference("x".into()).kind(),
+            ErrorKind::Internal
+        );
     }
 }

@@ -47,7 +47,7 @@ mod retry;
 pub use cache::CachedEmbedder;
 pub use error::EmbedError;
 pub use gemini::{DEFAULT_GEMINI_BASE_URL, DEFAULT_GEMINI_MODEL, Gemini, GeminiConfig};
-pub use lazy::LazyEmbedder;
+pub use lazy::{LazyEmbedder, LoadFailure};
 pub use local::{
     DEFAULT_LOCAL_MODEL, EngineChoice, EngineOptions, LocalBert, install_from_folder,
     install_local_model, install_local_model_from, resolve_model_dir, resolve_model_dir_with_env,

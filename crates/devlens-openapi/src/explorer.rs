@@ -9,7 +9,7 @@ use std::time::Instant;
 use serde::Serialize;
 
 use devlens_core::{Classify, Config, CoreError, ErrorKind, ProjectRegistry};
-use devlens_embed::{EmbedError, Embedder, Progress, embedder_from_settings};
+use devlens_embed::{EmbedError, Embedder, LazyEmbedder, LoadFailure, Progress};
 use devlens_search::{Retrieval, StoreError};
 
 use crate::{
@@ -56,6 +56,9 @@ pub enum ExplorerError {
     Search(#[from] devlens_search::SearchError),
     #[error(transparent)]
     Embedding(#[from] EmbedError),
+    /// No embedder could be loaded (no model, no key): the reason says what to do.
+    #[error(transparent)]
+    Embedder(#[from] LoadFailure),
     #[error("the semantic index store failed: {0}")]
     Store(#[from] StoreError),
     /// An index build for the same project is already running.
@@ -75,6 +78,7 @@ impl Classify for ExplorerError {
                 EmbedError::UnknownProvider { .. } | EmbedError::InvalidSettings(_),
             ) => ErrorKind::InvalidInput,
             Self::Embedding(_) => ErrorKind::Upstream,
+            Self::Embedder(e) => e.kind(),
             Self::Busy(_) => ErrorKind::Conflict,
         }
     }
@@ -238,9 +242,9 @@ pub struct ApiExplorer {
     store: Arc<dyn SemanticIndexStore>,
     /// Loaded semantic indexes by name, with the store version they were loaded at.
     semantic: Mutex<HashMap<String, (String, Arc<SemanticIndex>)>>,
-    /// The embedder, once loaded; a failed load is retried on the next call (the user may have
-    /// installed the model meanwhile).
-    embedder: tokio::sync::Mutex<Option<Arc<dyn Embedder>>>,
+    /// The embedder, loaded on first use (a failed load is tried again after a while: the user
+    /// may have installed the model meanwhile); a host may share it with its other corpora.
+    embedder: Arc<LazyEmbedder>,
     building: Mutex<HashSet<String>>,
 }
 
@@ -249,22 +253,30 @@ impl ApiExplorer {
         let store = Arc::new(FileIndexStore::new(
             config.data_dir.subdir("indexes").join("api"),
         ));
+        let embedder = Arc::new(LazyEmbedder::new(
+            config.file.embedding.clone(),
+            config.data_dir.clone(),
+        ));
         Self {
             config,
             specs: SpecCache::new(),
             indexes: Mutex::new(Vec::new()),
             store,
             semantic: Mutex::new(HashMap::new()),
-            embedder: tokio::sync::Mutex::new(None),
+            embedder,
             building: Mutex::new(HashSet::new()),
         }
     }
 
     /// An explorer that embeds with `embedder` instead of the configured provider.
     pub fn with_embedder(config: Config, embedder: Arc<dyn Embedder>) -> Self {
-        let mut explorer = Self::new(config);
-        explorer.embedder = tokio::sync::Mutex::new(Some(embedder));
-        explorer
+        Self::new(config).with_lazy_embedder(Arc::new(LazyEmbedder::ready(Ok(embedder))))
+    }
+
+    /// Embeds with `embedder`, which a host shares with its other corpora (one model loaded).
+    pub fn with_lazy_embedder(mut self, embedder: Arc<LazyEmbedder>) -> Self {
+        self.embedder = embedder;
+        self
     }
 
     pub fn config(&self) -> &Config {
@@ -433,22 +445,8 @@ impl ApiExplorer {
     }
 
     /// The embedder: the configured provider, loaded on first use.
-    pub async fn embedder(&self) -> Result<Arc<dyn Embedder>, EmbedError> {
-        let mut slot = self.embedder.lock().await;
-        if let Some(embedder) = slot.as_ref() {
-            return Ok(Arc::clone(embedder));
-        }
-        let settings = self.config.file.embedding.clone();
-        let data_dir = self.config.data_dir.clone();
-        // Loading the local model reads ~90 MB: off the async threads.
-        let embedder =
-            tokio::task::spawn_blocking(move || embedder_from_settings(&settings, &data_dir))
-                .await
-                .map_err(|e| {
-                    EmbedError::Inference(format!("model loading was cancelled: {e}"))
-                })??;
-        *slot = Some(Arc::clone(&embedder));
-        Ok(embedder)
+    pub async fn embedder(&self) -> Result<Arc<dyn Embedder>, LoadFailure> {
+        self.embedder.load().await
     }
 
     /// The stored semantic index `name`, loaded once per stored version.
