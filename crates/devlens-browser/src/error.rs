@@ -5,9 +5,9 @@
 //! waiting for.
 
 use std::fmt;
+use std::time::Duration;
 
 use devlens_core::{Classify, ErrorKind};
-use std::time::Duration;
 
 /// Everything a browser call can fail with.
 #[derive(Debug, thiserror::Error)]

@@ -2,81 +2,70 @@
 //!
 //! [`BrowserSessions`] holds any number of browser connections (launched or attached), each
 //! keyed by a `connection_id` and holding its tabs. [`BrowserSessions::tab`] hands out a [`Tab`],
-//! and everything a page can do is a method on it, one module per concern:
+//! and everything a page can do is a method on it.
 //!
-//! | module | what |
-//! | --- | --- |
-//! | [`launch`] | finding Chrome, starting it under a guard that stops it when devlens exits |
-//! | [`session`] | connections: launch, connect, list, disconnect |
-//! | [`targets`] | tabs: list, switch, open, close; the per-tab state |
-//! | [`navigate`] | go to a URL, back, forward, reload — with a "smart" report of the load |
-//! | [`dom`] | `query_elements`: compact, bounded element summaries |
-//! | [`snapshot`] | the accessibility tree as compact text (iframes included), with short refs for actions |
-//! | `frames` | in-process and cross-site iframes: which session reaches a node, frame offsets |
-//! | [`actions`] | click, fill, type, press, hover, select, scroll, wait, dialogs |
-//! | [`console`] | the bounded console ring buffer of each tab |
-//! | [`network`] | the bounded network log of each tab, bodies on demand |
-//! | [`screenshot`] | viewport, full page, element; PNG or JPEG |
-//! | [`live`] | evaluate JavaScript, inject CSS |
-//! | [`emulation`] | viewport, color scheme, CPU and network throttling |
+//! The crate is built in floors; a module imports only from its own floor and the floors below
+//! (a test, `floors::tests`, reads every `use crate::…` and fails on an import that points up or
+//! closes a circle):
+//!
+//! | floor | modules | what |
+//! | --- | --- | --- |
+//! | 0 records | [`records`], [`error`], `text` | plain data without the protocol: console buffer, network log, debugger state and answers, source maps, emulation, snapshot refs, the tab's state |
+//! | 1 tab core | [`tab`] | launching and connecting, sessions, tabs, the protocol plumbing, the event pumps that keep the records |
+//! | 2 page reads | [`page`] | DOM and frames, snapshot, console and network reads, screenshots, emulation, a paused page's context |
+//! | 3 effects | [`effects`] | what an action or a navigation changed, and racing a call against what blocks the page |
+//! | 4 acting | [`act`], [`debug`] | input, waits, dialogs, navigation, live code; breakpoints and execution control |
 //!
 //! Results are compact, bounded and pageable by default: agents pay for every token. Each result
-//! type is `Serialize` for structured output and has `to_text()` for the model. Failures are
+//! type is `Serialize` for structured output and has compact text for the model. Failures are
 //! [`BrowserError`]s whose messages say what to do next.
 //!
-//! Anything that can block the page's main thread — a click that opens `alert()`, or (later) hits
-//! a breakpoint — runs as its own task and is raced against the tab's blockers, so the call
-//! returns at once with what blocked it instead of hanging. The debugger slots in there: a
-//! `Blocker::Paused` variant set from `Debugger.paused`, its state next to the console and the
-//! network log in the tab's state, and its methods in a `debugger` module on [`Tab`].
+//! Anything that can block the page's main thread — a click that opens `alert()` or hits a
+//! breakpoint — runs as its own task and is raced against the tab's blockers, so the call
+//! returns at once with what blocked it instead of hanging.
 
-pub mod actions;
-mod cdp;
-pub mod console;
-pub mod debugger;
-pub mod dom;
-pub mod emulation;
+pub mod act;
+pub mod debug;
+pub mod effects;
 pub mod error;
-mod events;
-mod frames;
-pub mod launch;
-pub mod live;
-pub mod navigate;
-pub mod network;
-pub mod screenshot;
-pub mod session;
-pub mod snapshot;
-mod sourcemap;
-pub mod targets;
+#[cfg(test)]
+mod floors;
+pub mod page;
+pub mod records;
+pub mod tab;
 mod text;
 
 use std::time::Duration;
 
-pub use actions::{
-    ActionOutcome, ClickOptions, DialogInfo, ElementState, MouseButton, ScrollDirection,
-    ScrollRequest, WaitCondition, WaitOutcome,
+pub use act::input::{ClickOptions, MouseButton, ScrollDirection, ScrollRequest};
+pub use act::live::{CssInjection, CssRemoval, EvaluateOptions, Evaluation, ThrownError};
+pub use act::navigate::{Navigation, NewTab};
+pub use act::waits::{ElementState, WaitCondition, WaitOutcome};
+pub use effects::{ActionOutcome, NavigationOutcome};
+pub use error::{BrowserError, Result};
+pub use page::dom::{ElementList, ElementQuery, ElementSummary, ElementTarget};
+pub use page::screenshot::{
+    ImageFormat, Screenshot, ScreenshotRequest, ScreenshotScope, image_size,
 };
-pub use console::{ConsoleEntry, ConsoleLevel, ConsoleLogs, ConsoleQuery};
-pub use debugger::{
+pub use page::snapshot::{Snapshot, SnapshotOptions};
+pub use records::DialogInfo;
+pub use records::console::{ConsoleEntry, ConsoleLevel, ConsoleLogs, ConsoleQuery};
+pub use records::debugger::{
     BreakpointInfo, BreakpointList, BreakpointRequest, BreakpointSet, CallStack, DebuggerStatus,
     ExceptionPause, ExecutionOutcome, FrameEvaluation, GeneratedLocation, PauseContext,
-    StepDirection,
+    StepDirection, Variable,
 };
-pub use dom::{ElementList, ElementQuery, ElementSummary, ElementTarget};
-pub use emulation::{ColorScheme, EmulationRequest, EmulationState, NetworkProfile, ViewportSize};
-pub use error::{BrowserError, Result};
-pub use launch::{ConnectOptions, LaunchOptions, find_chrome};
-pub use live::{CssInjection, CssRemoval, EvaluateOptions, Evaluation, ThrownError};
-pub use navigate::{Navigation, NavigationOutcome};
-pub use network::{
+pub use records::emulation::{
+    ColorScheme, EmulationRequest, EmulationState, NetworkProfile, ViewportSize,
+};
+pub use records::network::{
     BodyOptions, MessageBody, NetworkEntry, NetworkPage, NetworkQuery, RequestDetails,
 };
-pub use screenshot::{ImageFormat, Screenshot, ScreenshotRequest, ScreenshotScope};
-pub use session::{
+pub use tab::launch::{ConnectOptions, LaunchOptions, find_chrome};
+pub use tab::session::{
     BrowserSessions, ConnectionInfo, ConnectionKind, ConnectionList, Disconnected, SessionOptions,
 };
-pub use snapshot::{Snapshot, SnapshotOptions};
-pub use targets::{NewTab, Tab, TabInfo, TabList, TabSelector};
+pub use tab::targets::{Tab, TabInfo, TabList, TabSelector};
 
 /// How long a single protocol command may take before the browser counts as unresponsive.
 pub(crate) const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);

@@ -7,13 +7,13 @@ mod common;
 use std::time::Duration;
 
 use common::{Env, image_size, with_browser};
-use devlens_browser::actions::{ClickOptions, ElementState, ScrollDirection};
 use devlens_browser::{
     BodyOptions, BrowserError, ColorScheme, ConsoleLevel, ConsoleQuery, ElementQuery,
     ElementTarget, EmulationRequest, EvaluateOptions, ImageFormat, Navigation, NetworkProfile,
     NetworkQuery, ScreenshotRequest, ScreenshotScope, ScrollRequest, SnapshotOptions, Tab,
     ViewportSize, WaitCondition,
 };
+use devlens_browser::{ClickOptions, ElementState, ScrollDirection};
 use serde_json::json;
 
 fn sel(s: &str) -> ElementTarget {

@@ -19,7 +19,7 @@ use axum::http::header;
 use axum::response::{Html, IntoResponse};
 use axum::routing::get;
 use common::{CONN, Env, with_browser};
-use devlens_browser::actions::ClickOptions;
+use devlens_browser::ClickOptions;
 use devlens_browser::{
     BreakpointRequest, BrowserError, ElementTarget, EvaluateOptions, ExceptionPause, Navigation,
     PauseContext, StepDirection, Tab, TabSelector, WaitCondition,
@@ -267,7 +267,7 @@ fn sel(s: &str) -> ElementTarget {
     ElementTarget::Selector(s.into())
 }
 
-fn local<'a>(ctx: &'a PauseContext, name: &str) -> Option<&'a devlens_browser::debugger::Variable> {
+fn local<'a>(ctx: &'a PauseContext, name: &str) -> Option<&'a devlens_browser::Variable> {
     ctx.locals.iter().find(|v| v.name == name)
 }
 

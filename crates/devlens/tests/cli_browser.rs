@@ -222,7 +222,7 @@ fn screenshot_is_written_with_the_window_size_or_the_element_size() {
     );
     let bytes = std::fs::read(&page).expect("screenshot file");
     assert_eq!(
-        devlens_browser::screenshot::image_size(&bytes),
+        devlens_browser::image_size(&bytes),
         Some((800, 600)),
         "{shot}"
     );
@@ -245,10 +245,7 @@ fn screenshot_is_written_with_the_window_size_or_the_element_size() {
         bytes.starts_with(&[0xFF, 0xD8]),
         "a .jpg is written as JPEG"
     );
-    assert_eq!(
-        devlens_browser::screenshot::image_size(&bytes),
-        Some((300, 120))
-    );
+    assert_eq!(devlens_browser::image_size(&bytes), Some((300, 120)));
 }
 
 /// A Chromium started by the test, as a developer starts theirs with a debugging port.

@@ -283,5 +283,5 @@ fn elements() -> String {
 
 /// PNG or JPEG pixel size.
 pub fn image_size(data: &[u8]) -> (u32, u32) {
-    devlens_browser::screenshot::image_size(data).expect("a PNG or JPEG")
+    devlens_browser::image_size(data).expect("a PNG or JPEG")
 }

@@ -26,13 +26,13 @@ use futures::stream::{BoxStream, StreamExt, select_all};
 use serde_json::Value;
 use tokio::task::JoinHandle;
 
-use crate::actions::DialogInfo;
-use crate::console::{ConsoleLevel, format_args, frame_location, stack_frames};
-use crate::network::{LoadFailure, RequestStart, ResponseInfo};
-use crate::targets::{Blocker, TabState};
-use crate::text::collapse;
+use crate::records::console::{
+    ConsoleLevel, exception_parts, format_args, frame_location, stack_frames,
+};
+use crate::records::network::{LoadFailure, RequestStart, ResponseInfo};
+use crate::records::{Blocker, DialogInfo, TabState};
 
-enum TabEvent {
+pub(crate) enum TabEvent {
     Console(Arc<EventConsoleApiCalled>),
     Exception(Arc<EventExceptionThrown>),
     Log(Arc<EventEntryAdded>),
@@ -109,7 +109,7 @@ pub(crate) async fn start(
     }))
 }
 
-fn record(state: &TabState, event: TabEvent) {
+pub(crate) fn record(state: &TabState, event: TabEvent) {
     let (page_url, page_index, main_frame) = {
         let p = state.page_state();
         (p.url.clone(), p.navigations, p.main_frame.clone())
@@ -341,47 +341,4 @@ fn response_info<'a>(
             || r.from_service_worker.unwrap_or(false),
         timestamp,
     }
-}
-
-/// Text, source and stack of an uncaught exception (`ExceptionDetails` as JSON).
-pub(crate) fn exception_parts(
-    details: &Value,
-    page_url: &str,
-) -> (String, Option<String>, Vec<String>) {
-    let prefix = details
-        .get("text")
-        .and_then(Value::as_str)
-        .unwrap_or("Uncaught");
-    let exception = details.get("exception");
-    let description = exception
-        .and_then(|e| e.get("description"))
-        .and_then(Value::as_str)
-        .map(|d| d.lines().next().unwrap_or("").to_string())
-        .or_else(|| {
-            // A thrown primitive (`throw "x"`) has a value instead of a description.
-            exception
-                .filter(|e| e.get("type").is_some())
-                .map(|e| crate::console::format_value(e, false))
-        });
-    let text = match description {
-        Some(d) if !prefix.contains(&d) => format!("{prefix} {d}"),
-        _ => prefix.to_string(),
-    };
-    let stack = stack_frames(details.get("stackTrace"), page_url);
-    let source = details
-        .get("stackTrace")
-        .and_then(|s| s.get("callFrames"))
-        .and_then(Value::as_array)
-        .and_then(|f| f.first())
-        .and_then(|f| frame_location(f, page_url))
-        .or_else(|| {
-            let url = details.get("url").and_then(Value::as_str)?;
-            let line = details
-                .get("lineNumber")
-                .and_then(Value::as_i64)
-                .unwrap_or(0)
-                + 1;
-            Some(format!("{}:{line}", crate::text::short_url(url, page_url)))
-        });
-    (collapse(&text), source, stack)
 }

@@ -1,16 +1,14 @@
-//! Tabs: listing, switching, opening and closing them, and the state each one keeps.
+//! Tabs: listing, switching, opening and closing them, and the handle ([`Tab`]) every page call
+//! goes through.
 //!
 //! Chrome's page targets are the truth (`Target.getTargets`); devlens attaches to each one it
 //! sees (tabs that were open before it connected included), starts its event collector and keeps
-//! them in the order first seen, which is the index users pick tabs by.
-//!
-//! `TabState` is the seam for later features: the debugger adds its pause state next to the
-//! console and the network log, and a `Blocker` variant that actions are raced against.
+//! them in the order first seen, which is the index users pick tabs by. What a tab records lives
+//! in [`crate::records::TabState`].
 
 use std::collections::HashMap;
-use std::fmt::Write as _;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use chromiumoxide::Page;
@@ -19,136 +17,16 @@ use chromiumoxide::cdp::browser_protocol::target::{
 };
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
-use tokio::sync::watch;
-use tokio::task::JoinHandle;
 
-use crate::actions::DialogInfo;
-use crate::cdp::{CallFailure, Raw, short_message};
-use crate::console::ConsoleBuffer;
-use crate::emulation::EmulationState;
 use crate::error::{BrowserError, Result};
-use crate::navigate::NavigationOutcome;
-use crate::network::NetworkLog;
-use crate::session::{BrowserSessions, Connection};
-use crate::snapshot::RefMap;
+use crate::records::{Blocker, TabState};
+use crate::tab::cdp::{CallFailure, Raw, short_message};
+use crate::tab::registry::TabInner;
+use crate::tab::session::{BrowserSessions, Connection};
 use crate::text::truncate;
 
 /// How long to wait for chromiumoxide to attach to a target it just discovered.
 const ATTACH_WAIT: Duration = Duration::from_secs(3);
-
-/// Something that stops the page's main thread; blocking calls are raced against it.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) enum Blocker {
-    Dialog(DialogInfo),
-    /// The page is paused in the debugger.
-    Paused(crate::debugger::PauseInfo),
-}
-
-/// What a tab knows about its current document.
-#[derive(Debug, Default)]
-pub(crate) struct PageState {
-    pub main_frame: Option<String>,
-    pub url: String,
-    /// Main-frame document navigations seen (the network log's page index).
-    pub navigations: u64,
-    /// `load` events seen.
-    pub loads: u64,
-    /// The main frame is loading.
-    pub loading: bool,
-    /// Navigations of the main frame the page asked for (a link, a form, `location = …`):
-    /// reported before the navigation starts loading, so an action can wait for it.
-    pub navigation_requests: u64,
-    /// Same-document navigations (hash links, `history.pushState`).
-    pub same_document: u64,
-    pub dialog: Option<DialogInfo>,
-    /// Snapshot refs of the current document.
-    pub refs: RefMap,
-    pub emulation: EmulationState,
-    /// Numbers the `<style>` elements inject_css adds.
-    pub css_counter: u64,
-    /// Sessions devlens attached to cross-site iframes: target id → session id.
-    pub remote_sessions: HashMap<String, String>,
-}
-
-impl PageState {
-    /// A new document replaced the old one: what pointed into the old one is void.
-    pub fn on_new_document(&mut self) {
-        self.refs.clear();
-        self.remote_sessions.clear();
-    }
-}
-
-/// Everything a tab records, shared by its collector task and the calls on it.
-#[derive(Debug)]
-pub(crate) struct TabState {
-    pub console: Mutex<crate::console::ConsoleBuffer>,
-    pub network: Mutex<NetworkLog>,
-    pub page: Mutex<PageState>,
-    pub debugger: Mutex<crate::debugger::DebuggerState>,
-    /// The current blocker, if any; blocking calls watch it.
-    pub blocker: watch::Sender<Option<Blocker>>,
-    pub closed: AtomicBool,
-    /// Says `true` once the tab is gone, so calls in flight stop waiting for it.
-    pub closed_signal: watch::Sender<bool>,
-}
-
-impl TabState {
-    fn new(console_capacity: usize, network_capacity: usize) -> Self {
-        Self {
-            console: Mutex::new(ConsoleBuffer::new(console_capacity)),
-            network: Mutex::new(NetworkLog::new(network_capacity)),
-            page: Mutex::new(PageState::default()),
-            debugger: Mutex::default(),
-            blocker: watch::Sender::new(None),
-            closed: AtomicBool::new(false),
-            closed_signal: watch::Sender::new(false),
-        }
-    }
-
-    /// The tab has gone (closed by devlens, by the page, or by someone else).
-    pub fn mark_closed(&self) {
-        if !self.closed.swap(true, Ordering::SeqCst) {
-            self.closed_signal.send_replace(true);
-        }
-    }
-
-    // A poisoned lock only means a panic elsewhere mid-update; the data is still usable.
-    pub fn page_state(&self) -> MutexGuard<'_, PageState> {
-        self.page.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    pub fn console_mut(&self) -> MutexGuard<'_, ConsoleBuffer> {
-        self.console.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    pub fn network_mut(&self) -> MutexGuard<'_, NetworkLog> {
-        self.network.lock().unwrap_or_else(|e| e.into_inner())
-    }
-}
-
-/// One attached page target.
-#[derive(Debug)]
-pub(crate) struct TabInner {
-    pub target_id: String,
-    pub page: Page,
-    pub state: Arc<TabState>,
-    collector: JoinHandle<()>,
-}
-
-impl Drop for TabInner {
-    fn drop(&mut self) {
-        self.collector.abort();
-    }
-}
-
-/// The tabs of a connection, in the order they were first seen.
-#[derive(Debug, Default)]
-pub(crate) struct TabRegistry {
-    pub tabs: Vec<Arc<TabInner>>,
-    pub active: Option<String>,
-    /// Tabs devlens closed: Chrome lists them a moment longer; never attach to them again.
-    pub closed: Vec<String>,
-}
 
 /// A handle to one tab of one connection. Cheap to clone; every page operation is a method.
 #[derive(Debug, Clone)]
@@ -216,31 +94,6 @@ impl TabList {
     }
 }
 
-/// A tab opened by [`BrowserSessions::new_tab`], with the load report when a URL was given.
-#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct NewTab {
-    pub tab: TabInfo,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub navigation: Option<NavigationOutcome>,
-}
-
-impl NewTab {
-    pub fn to_text(&self) -> String {
-        let mut out = format!("opened tab [{}] (now active)", self.tab.index);
-        match &self.navigation {
-            Some(n) => {
-                out.push('\n');
-                out.push_str(&n.to_text());
-            }
-            None => {
-                let _ = write!(out, " {}", self.tab.url);
-            }
-        }
-        out
-    }
-}
-
 /// How a call names a tab.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
@@ -271,7 +124,7 @@ impl TabSelector {
             .or_else(|| text(url).map(Self::Url))
     }
 
-    fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         match self {
             Self::Index(i) => format!("index {i}"),
             Self::Id(id) => format!("id `{id}`"),
@@ -454,10 +307,10 @@ impl Connection {
             .browser
             .event_listener::<EventTargetDestroyed>()
             .await
-            .map_err(|e| crate::cdp::browser_error(&self.id, "watching a tab", e))?;
-        let collector = crate::events::start(&page, state.clone(), destroyed)
+            .map_err(|e| crate::tab::cdp::browser_error(&self.id, "watching a tab", e))?;
+        let collector = crate::tab::events::start(&page, state.clone(), destroyed)
             .await
-            .map_err(|e| crate::cdp::browser_error(&self.id, "watching a tab", e))?;
+            .map_err(|e| crate::tab::cdp::browser_error(&self.id, "watching a tab", e))?;
         // Where the page is now; later navigations update it from events. A tab that is
         // closing never answers: do not hold tab discovery up for it.
         let tree = tokio::time::timeout(
@@ -513,7 +366,7 @@ impl Connection {
     }
 
     /// The active tab, attaching to the browser's tabs first if none is known yet.
-    pub(crate) async fn active_tab(self: &Arc<Self>) -> Result<Tab> {
+    async fn active_tab(self: &Arc<Self>) -> Result<Tab> {
         self.check_alive()?;
         let active = self.registry().active.clone();
         if let Some(id) = active
@@ -545,7 +398,7 @@ impl Connection {
             .browser
             .new_page(params)
             .await
-            .map_err(|e| crate::cdp::browser_error(&self.id, "opening a tab", e))?;
+            .map_err(|e| crate::tab::cdp::browser_error(&self.id, "opening a tab", e))?;
         let _sync = self.sync_lock.lock().await;
         let target_id = page.target_id().as_ref().to_string();
         // A sync that ran meanwhile may have attached it already.
@@ -602,32 +455,6 @@ impl BrowserSessions {
         Ok(TabInfo {
             active: true,
             ..picked
-        })
-    }
-
-    /// Opens a tab, makes it active and, given a URL, loads it and reports the load.
-    pub async fn new_tab(&self, connection: Option<&str>, url: Option<&str>) -> Result<NewTab> {
-        let conn = self.connection(connection)?;
-        let tab = conn.open_tab().await?;
-        let navigation = match url.map(str::trim).filter(|u| !u.is_empty()) {
-            Some(url) => Some(
-                tab.navigate(&crate::navigate::Navigation::Url(url.to_string()), None)
-                    .await?,
-            ),
-            None => None,
-        };
-        let targets = conn.sync_tabs().await?;
-        let list = conn.tab_list(&targets);
-        let info = list
-            .tabs
-            .into_iter()
-            .find(|t| t.id == tab.inner.target_id)
-            .ok_or_else(|| BrowserError::TabGone {
-                tab: "just opened".into(),
-            })?;
-        Ok(NewTab {
-            tab: info,
-            navigation,
         })
     }
 
@@ -749,7 +576,7 @@ impl Tab {
         })
     }
 
-    fn gone(&self) -> BrowserError {
+    pub(crate) fn gone(&self) -> BrowserError {
         if !self.conn.is_alive() {
             return BrowserError::BrowserGone {
                 connection: self.conn.id.clone(),

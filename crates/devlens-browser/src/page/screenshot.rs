@@ -7,11 +7,11 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use crate::cdp::Raw;
-use crate::dom::{ElementTarget, page_fn};
 use crate::error::{BrowserError, Result};
-use crate::network::decode_base64;
-use crate::targets::Tab;
+use crate::page::dom::{ElementTarget, page_fn};
+use crate::records::network::decode_base64;
+use crate::tab::cdp::Raw;
+use crate::tab::targets::Tab;
 use crate::text::bytes;
 
 /// Tallest full-page capture, in CSS pixels (taller pages are cut there).

@@ -176,7 +176,7 @@ pub fn find_chrome(explicit: Option<&Path>) -> Result<PathBuf> {
     })
 }
 
-fn checked(path: &Path, origin: &'static str) -> Result<PathBuf> {
+pub(crate) fn checked(path: &Path, origin: &'static str) -> Result<PathBuf> {
     if path.is_file() {
         Ok(path.to_path_buf())
     } else {

@@ -19,11 +19,12 @@ use std::fmt::Write as _;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use crate::cdp::Raw;
-use crate::dom::ElementTarget;
 use crate::error::{BrowserError, Result};
-use crate::frames::{MAX_FRAMES, Realm};
-use crate::targets::Tab;
+use crate::page::dom::ElementTarget;
+use crate::page::frames::MAX_FRAMES;
+use crate::records::refs::{NodeKey, Realm, RefMap};
+use crate::tab::cdp::Raw;
+use crate::tab::targets::Tab;
 use crate::text::{collapse, truncate};
 
 /// Default and largest page of lines.
@@ -31,8 +32,6 @@ pub const DEFAULT_LINES: usize = 200;
 pub const MAX_LINES: usize = 1000;
 /// Longest name shown on a line.
 const MAX_NAME: usize = 100;
-/// Refs a document may hand out before the map starts over.
-const MAX_REFS: usize = 20_000;
 
 const INTERACTIVE: &[&str] = &[
     "button",
@@ -103,45 +102,6 @@ const PROPERTIES: &[&str] = &[
     "valuetext",
 ];
 
-/// A DOM node a ref names: the session that reaches it and its backend node id.
-pub(crate) type NodeKey = (Realm, i64);
-
-/// Ref ↔ node of the current document (and its iframes).
-#[derive(Debug, Default)]
-pub(crate) struct RefMap {
-    by_node: HashMap<NodeKey, u32>,
-    by_ref: HashMap<u32, NodeKey>,
-    next: u32,
-}
-
-impl RefMap {
-    pub fn clear(&mut self) {
-        self.by_node.clear();
-        self.by_ref.clear();
-    }
-
-    fn ref_for(&mut self, node: NodeKey) -> String {
-        if self.by_ref.len() >= MAX_REFS {
-            self.clear();
-        }
-        let n = match self.by_node.get(&node) {
-            Some(n) => *n,
-            None => {
-                self.next += 1;
-                self.by_node.insert(node.clone(), self.next);
-                self.by_ref.insert(self.next, node);
-                self.next
-            }
-        };
-        format!("e{n}")
-    }
-
-    pub fn node(&self, reference: &str) -> Option<NodeKey> {
-        let n: u32 = reference.trim().strip_prefix('e')?.parse().ok()?;
-        self.by_ref.get(&n).cloned()
-    }
-}
-
 /// What to show.
 #[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase", default)]
@@ -193,7 +153,7 @@ impl Snapshot {
     }
 }
 
-struct Node<'a> {
+pub(crate) struct Node<'a> {
     raw: &'a Value,
     children: Vec<String>,
     /// The document (index into the documents of the snapshot) the node belongs to.
@@ -201,7 +161,7 @@ struct Node<'a> {
 }
 
 /// One document's accessibility nodes: the page's, or an iframe's.
-struct Document {
+pub(crate) struct Document {
     realm: Realm,
     nodes: Vec<Value>,
     /// The `<iframe>` element that shows it (for an iframe's document).
@@ -241,7 +201,7 @@ struct Merged<'a> {
 }
 
 impl<'a> Merged<'a> {
-    fn new(docs: &'a [Document]) -> Self {
+    pub(crate) fn new(docs: &'a [Document]) -> Self {
         let mut by_id: HashMap<String, Node<'a>> = HashMap::new();
         let mut parent_of: HashMap<String, String> = HashMap::new();
         let mut by_backend: HashMap<NodeKey, String> = HashMap::new();
@@ -367,7 +327,7 @@ impl Tab {
     /// The accessibility trees of the page and of its iframes (at most [`MAX_FRAMES`]): the
     /// ones Chrome renders in the page's process through the tab's session, cross-site ones
     /// through their own.
-    async fn documents(&self) -> Result<Vec<Document>> {
+    pub(crate) async fn documents(&self) -> Result<Vec<Document>> {
         let nodes = |v: Value| match v {
             Value::Object(mut o) => match o.remove("nodes") {
                 Some(Value::Array(a)) => a,
@@ -433,7 +393,7 @@ impl Tab {
     }
 
     /// The node a target names (for refs and scoping).
-    pub(crate) async fn node_key(&self, target: &ElementTarget) -> Result<NodeKey> {
+    async fn node_key(&self, target: &ElementTarget) -> Result<NodeKey> {
         if let ElementTarget::Ref(r) = target
             && let Some(node) = self.state().page_state().refs.node(r)
         {
@@ -481,7 +441,7 @@ fn control_names(nodes: &HashMap<String, Node<'_>>) -> std::collections::HashSet
 
 impl<'a> Walker<'a, '_> {
     /// Renders a node and its subtree; `parent_name` lets text that repeats it be dropped.
-    fn walk(&mut self, id: &str, depth: usize, parent_name: &str) {
+    pub(crate) fn walk(&mut self, id: &str, depth: usize, parent_name: &str) {
         let Some(node) = self.nodes.get(id) else {
             return;
         };
@@ -562,7 +522,7 @@ impl<'a> Walker<'a, '_> {
         }
     }
 
-    fn line(
+    pub(crate) fn line(
         &mut self,
         raw: &Value,
         doc: usize,

@@ -1,5 +1,7 @@
 //! Source Map v3: parsing and lookups both ways, so the debugger can speak in the files a
-//! developer wrote (`src/cart.ts:12`) while Chrome runs the bundle (`/assets/app.js:1:4821`).
+//! developer wrote (`src/cart.ts:12`) while Chrome runs the bundle (`/assets/app.js:1:4821`),
+//! and the maps of a tab's scripts as they load. Fetching maps and sources through the page is
+//! the tab core's ([`crate::tab::sourcemaps`]).
 //!
 //! Own small parser (the format is one JSON object and a base64 VLQ string): `version`,
 //! `sources`, `sourceRoot`, `sourcesContent`, `names`, `mappings`, and index maps whose
@@ -10,16 +12,13 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 use std::time::Duration;
 
-use chromiumoxide::Page;
-use serde_json::{Value, json};
+use serde_json::Value;
 use tokio::sync::{Semaphore, watch};
-
-use crate::cdp::{Raw, short_message};
 
 /// The largest source map devlens reads (bigger ones are left unmapped, with a note).
 pub(crate) const MAX_MAP_BYTES: usize = 16 * 1024 * 1024;
 /// The largest original source fetched for excerpts (when the map has no `sourcesContent`).
-const MAX_SOURCE_BYTES: usize = 2 * 1024 * 1024;
+pub(crate) const MAX_SOURCE_BYTES: usize = 2 * 1024 * 1024;
 /// Scripts whose maps are kept (the oldest go first: earlier documents' scripts).
 const MAX_MAPS: usize = 256;
 /// Original sources fetched and kept.
@@ -47,12 +46,12 @@ pub(crate) enum MapState {
 /// The source maps of a tab's scripts, loaded when `Debugger.scriptParsed` names one.
 #[derive(Debug)]
 pub(crate) struct ScriptMaps {
-    by_script: HashMap<String, MapState>,
-    order: VecDeque<String>,
+    pub(crate) by_script: HashMap<String, MapState>,
+    pub(crate) order: VecDeque<String>,
     /// Original sources fetched because their map had no `sourcesContent`: URL → text.
-    fetched: VecDeque<(String, Arc<str>)>,
+    pub(crate) fetched: VecDeque<(String, Arc<str>)>,
     /// Bumped whenever a load finishes, for callers waiting on them.
-    changed: watch::Sender<u64>,
+    pub(crate) changed: watch::Sender<u64>,
     pub limiter: Arc<Semaphore>,
 }
 
@@ -171,127 +170,6 @@ impl ScriptMaps {
     }
 }
 
-/// Loads and parses a script's map: inline `data:` maps decoded here, others fetched through
-/// the page's network stack (its cookies and auth), which also answers while the page is
-/// paused.
-pub(crate) async fn load(
-    page: &Page,
-    frame: Option<&str>,
-    script_url: &str,
-    source_map_url: &str,
-) -> Result<SourceMap, String> {
-    if source_map_url.starts_with("data:") {
-        if source_map_url.len() > MAX_MAP_BYTES * 4 / 3 + 100 {
-            return Err(format!(
-                "the inline source map is over {} MB",
-                MAX_MAP_BYTES >> 20
-            ));
-        }
-        let text = data_url_text(source_map_url)?;
-        return SourceMap::parse(&text, script_url);
-    }
-    let url = resolve_url(script_url, source_map_url);
-    let text = fetch_text(page, frame, &url, MAX_MAP_BYTES).await?;
-    SourceMap::parse(&text, &url).map_err(|e| format!("{url}: {e}"))
-}
-
-/// A text resource loaded with `Network.loadNetworkResource`, at most `max` bytes.
-pub(crate) async fn fetch_text(
-    page: &Page,
-    frame: Option<&str>,
-    url: &str,
-    max: usize,
-) -> Result<String, String> {
-    if url.starts_with("data:") {
-        return data_url_text(url);
-    }
-    let frame = frame.ok_or_else(|| format!("{url}: no frame to load it in"))?;
-    let call = |method: &'static str, params: Value| async move {
-        page.execute(Raw::new(method, params))
-            .await
-            .map(|r| r.result)
-            .map_err(|e| format!("{url}: {}", short_message(&e)))
-    };
-    let answer = call(
-        "Network.loadNetworkResource",
-        json!({
-            "frameId": frame,
-            "url": url,
-            "options": { "disableCache": false, "includeCredentials": true },
-        }),
-    )
-    .await?;
-    let resource = &answer["resource"];
-    if resource.get("success").and_then(Value::as_bool) != Some(true) {
-        let why = resource
-            .get("netErrorName")
-            .and_then(Value::as_str)
-            .filter(|e| !e.is_empty())
-            .map(str::to_string)
-            .or_else(|| {
-                resource
-                    .get("httpStatusCode")
-                    .and_then(Value::as_u64)
-                    .map(|s| format!("HTTP {s}"))
-            })
-            .unwrap_or_else(|| "failed".into());
-        return Err(format!("{url}: {why}"));
-    }
-    let Some(handle) = resource.get("stream").and_then(Value::as_str) else {
-        return Err(format!("{url}: an empty answer"));
-    };
-    let mut bytes: Vec<u8> = Vec::new();
-    let result = loop {
-        let chunk = match call("IO.read", json!({ "handle": handle, "size": 1 << 20 })).await {
-            Ok(c) => c,
-            Err(e) => break Err(e),
-        };
-        let data = chunk.get("data").and_then(Value::as_str).unwrap_or("");
-        if chunk.get("base64Encoded").and_then(Value::as_bool) == Some(true) {
-            match base64_decode(data) {
-                Ok(b) => bytes.extend(b),
-                Err(e) => break Err(format!("{url}: {e}")),
-            }
-        } else {
-            bytes.extend_from_slice(data.as_bytes());
-        }
-        if bytes.len() > max {
-            break Err(format!("{url}: larger than {} MB", max >> 20));
-        }
-        if chunk.get("eof").and_then(Value::as_bool) != Some(false) {
-            break Ok(());
-        }
-    };
-    let _ = call("IO.close", json!({ "handle": handle })).await;
-    result?;
-    String::from_utf8(bytes).map_err(|_| format!("{url}: not UTF-8 text"))
-}
-
-/// An original source's text: from the map's `sourcesContent`, or fetched once (bounded).
-pub(crate) async fn original_text(
-    page: &Page,
-    frame: Option<&str>,
-    map: &ScriptMap,
-    source: usize,
-) -> Result<Arc<str>, String> {
-    if let Some(Some(text)) = map.map.contents.get(source) {
-        return Ok(text.clone());
-    }
-    let url = map
-        .map
-        .sources
-        .get(source)
-        .ok_or("the source map has no such source")?;
-    if !url.starts_with("http") && !url.starts_with("data:") && !url.starts_with("file:") {
-        return Err(format!(
-            "{url} is not a URL the page can load and the source map has no sourcesContent"
-        ));
-    }
-    fetch_text(page, frame, url, MAX_SOURCE_BYTES)
-        .await
-        .map(Arc::from)
-}
-
 /// A parsed source map.
 #[derive(Debug, Default)]
 pub(crate) struct SourceMap {
@@ -301,24 +179,24 @@ pub(crate) struct SourceMap {
     pub contents: Vec<Option<Arc<str>>>,
     pub names: Vec<String>,
     /// Segments of each generated line, sorted by generated column.
-    lines: Vec<Vec<Segment>>,
+    pub(crate) lines: Vec<Vec<Segment>>,
     /// Every mapped segment by original position: (source, line, column, generated line,
     /// generated column), sorted; for original → generated lookups.
-    by_original: Vec<(u32, u32, u32, u32, u32)>,
+    pub(crate) by_original: Vec<(u32, u32, u32, u32, u32)>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Segment {
-    column: u32,
-    original: Option<Original>,
+pub(crate) struct Segment {
+    pub(crate) column: u32,
+    pub(crate) original: Option<Original>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Original {
-    source: u32,
-    line: u32,
-    column: u32,
-    name: Option<u32>,
+pub(crate) struct Original {
+    pub(crate) source: u32,
+    pub(crate) line: u32,
+    pub(crate) column: u32,
+    pub(crate) name: Option<u32>,
 }
 
 /// A position in an original source (0-based).
@@ -340,7 +218,7 @@ pub(crate) struct GeneratedPosition {
 /// Positions beyond this are not real code (and keep `+ 1` for 1-based lines safe).
 const MAX_POSITION: i64 = 1 << 30;
 /// Generated lines a map may describe (a bundle of more is not one a browser runs well).
-const MAX_LINES: usize = 4_000_000;
+pub(crate) const MAX_LINES: usize = 4_000_000;
 /// How far below a line without code a breakpoint slides to the next line that has some.
 const SLIDE_LINES: u32 = 20;
 
@@ -363,7 +241,13 @@ impl SourceMap {
     }
 
     /// Adds a (section's) map, shifted by a generated offset.
-    fn add(&mut self, json: &Value, map_url: &str, line0: u32, col0: u32) -> Result<(), String> {
+    pub(crate) fn add(
+        &mut self,
+        json: &Value,
+        map_url: &str,
+        line0: u32,
+        col0: u32,
+    ) -> Result<(), String> {
         match json.get("version").and_then(Value::as_u64) {
             Some(3) => {}
             Some(v) => return Err(format!("source map version {v} (only version 3 is read)")),
@@ -506,7 +390,7 @@ impl SourceMap {
         Ok(())
     }
 
-    fn finish(&mut self) {
+    pub(crate) fn finish(&mut self) {
         for (gl, segs) in self.lines.iter_mut().enumerate() {
             segs.sort_by_key(|s| s.column);
             for s in segs.iter() {
@@ -705,7 +589,7 @@ fn normalize_path(url: &str) -> String {
 
 /// Whether a URL matches a breakpoint pattern: a full URL, the end of one at a `/`
 /// (`cart.ts`, `src/cart.ts`), or with `*` wildcards; query and fragment ignored.
-pub(crate) fn url_matches(pattern: &str, url: &str) -> bool {
+fn url_matches(pattern: &str, url: &str) -> bool {
     let url = url.split(['?', '#']).next().unwrap_or(url);
     let pattern = pattern.trim();
     if pattern.is_empty() {
@@ -749,7 +633,7 @@ fn glob(pattern: &str, text: &str) -> bool {
 }
 
 /// One base64 VLQ segment into its signed fields.
-pub(crate) fn vlq_decode(segment: &str) -> Result<Vec<i64>, String> {
+fn vlq_decode(segment: &str) -> Result<Vec<i64>, String> {
     let mut out = Vec::with_capacity(5);
     let (mut value, mut shift) = (0i64, 0u32);
     for c in segment.bytes() {

@@ -11,12 +11,12 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use crate::actions::DialogInfo;
-use crate::cdp::Raw;
-use crate::console::{ConsoleEntry, ConsoleLevel, stack_frames};
-use crate::debugger::PauseContext;
 use crate::error::{BrowserError, Result};
-use crate::targets::Tab;
+use crate::records::DialogInfo;
+use crate::records::console::{ConsoleEntry, ConsoleLevel, stack_frames};
+use crate::records::debugger::PauseContext;
+use crate::tab::cdp::Raw;
+use crate::tab::targets::Tab;
 use crate::text::{prefix_bytes, truncate};
 
 /// Default and longest evaluation time.
@@ -412,7 +412,7 @@ impl Tab {
     }
 
     /// The answer when a dialog or a breakpoint stopped the code midway.
-    async fn interrupted(&self, console_mark: u64) -> Evaluation {
+    pub(crate) async fn interrupted(&self, console_mark: u64) -> Evaluation {
         let dialog = self.open_dialog();
         Evaluation {
             value: Value::Null,
@@ -527,7 +527,7 @@ impl Tab {
 }
 
 /// An exception from `Runtime.evaluate` (`ExceptionDetails` JSON).
-fn thrown(ex: &Value, page_url: &str) -> ThrownError {
+pub(crate) fn thrown(ex: &Value, page_url: &str) -> ThrownError {
     let description = ex
         .get("exception")
         .and_then(|e| e.get("description"))
@@ -535,8 +535,12 @@ fn thrown(ex: &Value, page_url: &str) -> ThrownError {
     let message = description
         .map(|d| d.lines().next().unwrap_or("").to_string())
         .or_else(|| {
-            ex.get("exception")
-                .map(|e| format!("Uncaught {}", crate::console::format_value(e, false)))
+            ex.get("exception").map(|e| {
+                format!(
+                    "Uncaught {}",
+                    crate::records::console::format_value(e, false)
+                )
+            })
         })
         .unwrap_or_else(|| {
             ex.get("text")

@@ -1,9 +1,10 @@
-//! The console of each tab: a bounded ring buffer of messages, uncaught exceptions and the
+//! The console record of each tab: a bounded ring buffer of messages, uncaught exceptions and the
 //! browser's own warnings, read with a level filter, a limit and "since last read".
 //!
 //! Messages are formatted when they arrive (the objects they reference may be gone later), in
 //! the compact way DevTools shows them: `{a: 1, b: "x"}`, `[1, 2, 3]`, `div#app.main`. Identical
-//! consecutive messages collapse into one with a count.
+//! consecutive messages collapse into one with a count. Exceptions are shown the same way here,
+//! whether they arrive as an event, a pause or a thrown evaluation.
 
 use std::collections::VecDeque;
 use std::fmt::Write as _;
@@ -16,7 +17,7 @@ use crate::text::{collapse, short_url, truncate};
 /// Longest message text kept.
 const MAX_TEXT: usize = 1000;
 /// Most stack frames kept per entry.
-const MAX_FRAMES: usize = 8;
+pub(crate) const MAX_FRAMES: usize = 8;
 /// Default and largest page of [`ConsoleQuery::limit`].
 pub const DEFAULT_LIMIT: usize = 50;
 pub const MAX_LIMIT: usize = 500;
@@ -147,10 +148,10 @@ pub struct ConsoleLogs {
     #[serde(skip_serializing_if = "is_zero")]
     pub previous_pages: usize,
     #[serde(skip)]
-    since_last_read: bool,
+    pub(crate) since_last_read: bool,
 }
 
-fn is_zero(n: &usize) -> bool {
+pub(crate) fn is_zero(n: &usize) -> bool {
     *n == 0
 }
 
@@ -201,13 +202,13 @@ impl ConsoleLogs {
 /// The ring buffer behind a tab's console.
 #[derive(Debug)]
 pub(crate) struct ConsoleBuffer {
-    entries: VecDeque<ConsoleEntry>,
-    capacity: usize,
-    next_id: u64,
-    dropped: u64,
-    read_cursor: u64,
+    pub(crate) entries: VecDeque<ConsoleEntry>,
+    pub(crate) capacity: usize,
+    pub(crate) next_id: u64,
+    pub(crate) dropped: u64,
+    pub(crate) read_cursor: u64,
     /// The id of the first entry of the page the tab shows now.
-    page_start: u64,
+    pub(crate) page_start: u64,
 }
 
 impl ConsoleBuffer {
@@ -336,14 +337,6 @@ impl ConsoleBuffer {
     }
 }
 
-impl crate::targets::Tab {
-    /// The tab's console: filtered by level and text, the most recent `limit`, optionally only
-    /// what arrived since the previous read. Every read moves the "last read" mark.
-    pub fn console_logs(&self, query: &ConsoleQuery) -> ConsoleLogs {
-        self.state().console_mut().query(query)
-    }
-}
-
 /// Formats the arguments of a `console.*` call (CDP `RemoteObject`s as JSON) the way DevTools
 /// prints them, applying `%s`/`%d`/`%o`/`%c` substitutions of a leading format string.
 pub(crate) fn format_args(args: &[Value]) -> String {
@@ -454,7 +447,7 @@ pub(crate) fn format_value(obj: &Value, top: bool) -> String {
     }
 }
 
-fn description(obj: &Value) -> String {
+pub(crate) fn description(obj: &Value) -> String {
     obj.get("description")
         .and_then(Value::as_str)
         .unwrap_or("")
@@ -565,6 +558,59 @@ pub(crate) fn frame_location(frame: &Value, page_url: &str) -> Option<String> {
         .unwrap_or(0)
         + 1;
     Some(format!("{}:{line}:{col}", short_url(url, page_url)))
+}
+
+/// Text, source and stack of an uncaught exception (`ExceptionDetails` as JSON).
+pub(crate) fn exception_parts(
+    details: &Value,
+    page_url: &str,
+) -> (String, Option<String>, Vec<String>) {
+    let prefix = details
+        .get("text")
+        .and_then(Value::as_str)
+        .unwrap_or("Uncaught");
+    let exception = details.get("exception");
+    let description = exception
+        .and_then(|e| e.get("description"))
+        .and_then(Value::as_str)
+        .map(|d| d.lines().next().unwrap_or("").to_string())
+        .or_else(|| {
+            // A thrown primitive (`throw "x"`) has a value instead of a description.
+            exception
+                .filter(|e| e.get("type").is_some())
+                .map(|e| crate::records::console::format_value(e, false))
+        });
+    let text = match description {
+        Some(d) if !prefix.contains(&d) => format!("{prefix} {d}"),
+        _ => prefix.to_string(),
+    };
+    let stack = stack_frames(details.get("stackTrace"), page_url);
+    let source = details
+        .get("stackTrace")
+        .and_then(|s| s.get("callFrames"))
+        .and_then(Value::as_array)
+        .and_then(|f| f.first())
+        .and_then(|f| frame_location(f, page_url))
+        .or_else(|| {
+            let url = details.get("url").and_then(Value::as_str)?;
+            let line = details
+                .get("lineNumber")
+                .and_then(Value::as_i64)
+                .unwrap_or(0)
+                + 1;
+            Some(format!("{}:{line}", crate::text::short_url(url, page_url)))
+        });
+    (collapse(&text), source, stack)
+}
+
+/// The first line of an exception's description (`ExceptionDetails` JSON).
+pub(crate) fn exception_text(ex: &Value) -> String {
+    ex.get("exception")
+        .and_then(|e| e.get("description"))
+        .and_then(Value::as_str)
+        .map(|d| d.lines().next().unwrap_or("").to_string())
+        .or_else(|| ex.get("text").and_then(Value::as_str).map(str::to_string))
+        .unwrap_or_else(|| "exception".into())
 }
 
 #[cfg(test)]

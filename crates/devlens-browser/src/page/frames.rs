@@ -18,22 +18,13 @@ use chromiumoxide::cdp::browser_protocol::target::EventReceivedMessageFromTarget
 use futures::StreamExt;
 use serde_json::{Value, json};
 
-use crate::cdp::Raw;
 use crate::error::{BrowserError, Result};
-use crate::targets::Tab;
+use crate::records::refs::Realm;
+use crate::tab::cdp::Raw;
+use crate::tab::targets::Tab;
 
 /// Frames a snapshot expands at most (in-process and cross-site together).
 pub(crate) const MAX_FRAMES: usize = 20;
-
-/// Where a node lives.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
-pub(crate) enum Realm {
-    /// The tab's session: its document and the iframes rendered in its process.
-    #[default]
-    Page,
-    /// A cross-site iframe with its own target (its target id is its frame id).
-    Remote { target_id: String },
-}
 
 /// A cross-site iframe of the tab.
 #[derive(Debug, Clone)]
@@ -106,7 +97,7 @@ impl Tab {
         if let Some(ex) = v.get("exceptionDetails") {
             return Err(BrowserError::protocol(
                 "running a page function",
-                crate::dom::exception_text(ex),
+                crate::records::console::exception_text(ex),
             ));
         }
         Ok(v["result"].get("value").cloned().unwrap_or(Value::Null))
@@ -260,7 +251,7 @@ impl Tab {
     }
 
     /// Where a realm's viewport starts in the tab's viewport (CSS pixels).
-    pub(crate) async fn realm_origin(&self, realm: &Realm) -> Result<(f64, f64)> {
+    async fn realm_origin(&self, realm: &Realm) -> Result<(f64, f64)> {
         let Realm::Remote { target_id } = realm else {
             return Ok((0.0, 0.0));
         };

@@ -10,10 +10,11 @@ use std::fmt::Write as _;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use crate::cdp::Raw;
 use crate::error::{BrowserError, Result};
-use crate::frames::Realm;
-use crate::targets::Tab;
+use crate::records::console::exception_text;
+use crate::records::refs::Realm;
+use crate::tab::cdp::Raw;
+use crate::tab::targets::Tab;
 use crate::text::truncate;
 
 /// Default and largest number of elements `query_elements` returns.
@@ -21,7 +22,7 @@ pub const DEFAULT_QUERY_LIMIT: usize = 5;
 pub const MAX_QUERY_LIMIT: usize = 20;
 
 /// Helpers every page function starts with: visibility and a short label for messages.
-pub(crate) const PRELUDE: &str = r#"
+const PRELUDE: &str = r#"
 const __visible = (el) => {
   if (!el || !el.isConnected) return false;
   if (el.checkVisibility && !el.checkVisibility({ opacityProperty: true, visibilityProperty: true })) return false;
@@ -616,21 +617,11 @@ impl Tab {
     }
 }
 
-fn stale(reference: &str) -> BrowserError {
+pub(crate) fn stale(reference: &str) -> BrowserError {
     BrowserError::StaleRef {
         reference: reference.to_string(),
         reason: "points to an element that is no longer in the page".into(),
     }
-}
-
-/// The first line of an exception's description (`ExceptionDetails` JSON).
-pub(crate) fn exception_text(ex: &Value) -> String {
-    ex.get("exception")
-        .and_then(|e| e.get("description"))
-        .and_then(Value::as_str)
-        .map(|d| d.lines().next().unwrap_or("").to_string())
-        .or_else(|| ex.get("text").and_then(Value::as_str).map(str::to_string))
-        .unwrap_or_else(|| "exception".into())
 }
 
 fn selector_error(ex: &Value) -> String {

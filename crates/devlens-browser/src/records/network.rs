@@ -1,6 +1,6 @@
-//! The network log of each tab: every request with method, URL, status, type, duration and size,
-//! bounded, filterable and paged; headers kept (bounded); bodies fetched from the browser only
-//! when asked, bounded, or written to a file.
+//! The network record of each tab: every request with method, URL, status, type, duration and
+//! size, bounded, filterable and paged; headers kept (bounded). Bodies are fetched from the
+//! browser only when asked ([`crate::page::network`]).
 //!
 //! Events arrive on separate streams and may be seen out of order, so each one upserts the entry
 //! of its request id. Redirects become one entry per hop.
@@ -10,12 +10,9 @@ use std::fmt::Write as _;
 use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
+use serde_json::Value;
 
-use crate::cdp::Raw;
-use crate::error::{BrowserError, Result};
-use crate::targets::Tab;
-use crate::text::{bytes, prefix_bytes, short_url, truncate};
+use crate::text::{bytes, short_url, truncate};
 
 /// Default and largest page of [`NetworkQuery::limit`].
 pub const DEFAULT_LIMIT: usize = 50;
@@ -160,10 +157,10 @@ pub struct NetworkPage {
     #[serde(skip_serializing_if = "is_zero")]
     pub static_hidden: usize,
     #[serde(skip)]
-    page_url: String,
+    pub(crate) page_url: String,
 }
 
-fn is_zero(n: &usize) -> bool {
+pub(crate) fn is_zero(n: &usize) -> bool {
     *n == 0
 }
 
@@ -346,29 +343,29 @@ impl RequestDetails {
 /// The full record of one request hop, as the log keeps it.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Record {
-    id: u64,
-    request_id: String,
-    method: String,
-    url: String,
-    resource_type: String,
+    pub(crate) id: u64,
+    pub(crate) request_id: String,
+    pub(crate) method: String,
+    pub(crate) url: String,
+    pub(crate) resource_type: String,
     pub frame_id: Option<String>,
     /// Which page of the tab (navigation count) the request belongs to.
-    page: u64,
-    started: Option<f64>,
-    ended: Option<f64>,
-    status: Option<u16>,
-    status_text: Option<String>,
-    mime_type: Option<String>,
-    size: Option<u64>,
-    failure: Option<String>,
-    canceled: bool,
-    from_cache: bool,
-    finished: bool,
-    remote_address: Option<String>,
-    request_headers: Vec<(String, String)>,
-    response_headers: Vec<(String, String)>,
-    has_post_data: bool,
-    redirected_from: Option<u64>,
+    pub(crate) page: u64,
+    pub(crate) started: Option<f64>,
+    pub(crate) ended: Option<f64>,
+    pub(crate) status: Option<u16>,
+    pub(crate) status_text: Option<String>,
+    pub(crate) mime_type: Option<String>,
+    pub(crate) size: Option<u64>,
+    pub(crate) failure: Option<String>,
+    pub(crate) canceled: bool,
+    pub(crate) from_cache: bool,
+    pub(crate) finished: bool,
+    pub(crate) remote_address: Option<String>,
+    pub(crate) request_headers: Vec<(String, String)>,
+    pub(crate) response_headers: Vec<(String, String)>,
+    pub(crate) has_post_data: bool,
+    pub(crate) redirected_from: Option<u64>,
 }
 
 impl Record {
@@ -424,12 +421,12 @@ impl Record {
 /// The bounded log behind a tab's network view.
 #[derive(Debug)]
 pub(crate) struct NetworkLog {
-    records: VecDeque<Record>,
-    capacity: usize,
-    next_id: u64,
-    dropped: u64,
+    pub(crate) records: VecDeque<Record>,
+    pub(crate) capacity: usize,
+    pub(crate) next_id: u64,
+    pub(crate) dropped: u64,
     /// CDP request id → id of its current (latest) hop.
-    current: HashMap<String, u64>,
+    pub(crate) current: HashMap<String, u64>,
 }
 
 pub(crate) struct RequestStart<'a> {
@@ -493,13 +490,13 @@ impl NetworkLog {
         self.records.get_mut(index).filter(|r| r.id == id)
     }
 
-    fn record(&self, id: u64) -> Option<&Record> {
+    pub(crate) fn record(&self, id: u64) -> Option<&Record> {
         let first = self.records.front()?.id;
         let index = usize::try_from(id.checked_sub(first)?).ok()?;
         self.records.get(index).filter(|r| r.id == id)
     }
 
-    fn insert(&mut self, record: Record) -> u64 {
+    pub(crate) fn insert(&mut self, record: Record) -> u64 {
         if self.records.len() == self.capacity
             && let Some(old) = self.records.pop_front()
         {
@@ -752,7 +749,7 @@ impl NetworkLog {
     }
 }
 
-fn headers(v: &Value) -> Vec<(String, String)> {
+pub(crate) fn headers(v: &Value) -> Vec<(String, String)> {
     let Some(map) = v.as_object() else {
         return Vec::new();
     };
@@ -772,7 +769,7 @@ fn headers(v: &Value) -> Vec<(String, String)> {
 }
 
 /// Parses `12`, `#12` or `r12`.
-fn parse_id(id: &str) -> Option<u64> {
+pub(crate) fn parse_id(id: &str) -> Option<u64> {
     let id = id.trim();
     let id = id
         .strip_prefix('#')
@@ -781,167 +778,9 @@ fn parse_id(id: &str) -> Option<u64> {
     id.parse().ok()
 }
 
-impl Tab {
-    /// Lists the tab's requests (current page by default), filtered and paged.
-    pub fn network_requests(&self, query: &NetworkQuery) -> NetworkPage {
-        let (page, url) = {
-            let p = self.state().page.lock().unwrap_or_else(|e| e.into_inner());
-            (p.navigations, p.url.clone())
-        };
-        self.state()
-            .network
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .query(query, page, &url)
-    }
-
-    /// One request with headers and bounded bodies (fetched from the browser now).
-    pub async fn network_request(&self, id: &str, options: &BodyOptions) -> Result<RequestDetails> {
-        let (record, capacity) = {
-            let log = self
-                .state()
-                .network
-                .lock()
-                .unwrap_or_else(|e| e.into_inner());
-            (parse_id(id).and_then(|n| log.get(n)), log.capacity())
-        };
-        let Some(record) = record else {
-            return Err(BrowserError::UnknownRequest {
-                id: id.trim().to_string(),
-                capacity,
-            });
-        };
-        self.guard()?;
-        let limit = options.max_body_bytes.clamp(1, MAX_BODY_BYTES);
-        let mut details = RequestDetails {
-            entry: record.summary(),
-            status_text: record.status_text.clone(),
-            mime_type: record.mime_type.clone(),
-            remote_address: record.remote_address.clone(),
-            redirected_from: record.redirected_from,
-            request_headers: if options.headers {
-                record.request_headers.clone()
-            } else {
-                Vec::new()
-            },
-            response_headers: if options.headers {
-                record.response_headers.clone()
-            } else {
-                Vec::new()
-            },
-            request_body: None,
-            response_body: None,
-            body_note: None,
-        };
-        let is_current_hop = {
-            let log = self
-                .state()
-                .network
-                .lock()
-                .unwrap_or_else(|e| e.into_inner());
-            log.current.get(&record.request_id) == Some(&record.id)
-        };
-        if record.has_post_data {
-            match self
-                .call(Raw::new(
-                    "Network.getRequestPostData",
-                    json!({ "requestId": record.request_id }),
-                ))
-                .await
-            {
-                Ok(v) => {
-                    let data = v.get("postData").and_then(Value::as_str).unwrap_or("");
-                    details.request_body = Some(inline_body(data.as_bytes(), false, limit));
-                }
-                Err(BrowserError::Protocol { .. }) => {
-                    details.body_note = Some("the request body is no longer available".into());
-                }
-                Err(e) => return Err(e),
-            }
-        }
-        let wants_body = record.finished && record.failure.is_none() && is_current_hop;
-        if wants_body {
-            match self
-                .call(Raw::new(
-                    "Network.getResponseBody",
-                    json!({ "requestId": record.request_id }),
-                ))
-                .await
-            {
-                Ok(v) => {
-                    let body = v.get("body").and_then(Value::as_str).unwrap_or("");
-                    let base64 = v
-                        .get("base64Encoded")
-                        .and_then(Value::as_bool)
-                        .unwrap_or(false);
-                    let raw: Vec<u8> = if base64 {
-                        decode_base64(body).unwrap_or_default()
-                    } else {
-                        body.as_bytes().to_vec()
-                    };
-                    let binary = base64 && std::str::from_utf8(&raw).is_err();
-                    details.response_body = Some(match &options.save_response_body_to {
-                        Some(path) => {
-                            let fail = |e: std::io::Error| BrowserError::WriteFailed {
-                                path: path.display().to_string(),
-                                reason: e.to_string(),
-                            };
-                            // Like screenshots: a missing directory is made, not an error.
-                            if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-                                tokio::fs::create_dir_all(dir).await.map_err(fail)?;
-                            }
-                            tokio::fs::write(path, &raw).await.map_err(fail)?;
-                            MessageBody {
-                                size: raw.len(),
-                                binary,
-                                saved_to: Some(path.display().to_string()),
-                                ..Default::default()
-                            }
-                        }
-                        None => inline_body(&raw, binary, limit),
-                    });
-                }
-                Err(BrowserError::Protocol { .. }) => {
-                    details.body_note = Some(
-                        "the browser no longer holds the response body (bodies are dropped on navigation and when large); reload and ask again"
-                            .into(),
-                    );
-                }
-                Err(e) => return Err(e),
-            }
-        } else if record.failure.is_some() {
-            details.body_note = Some("the request failed: there is no response body".into());
-        } else if !record.finished {
-            details.body_note = Some("the response has not finished loading yet".into());
-        } else if !is_current_hop {
-            details.body_note = Some("a redirect response has no body".into());
-        }
-        Ok(details)
-    }
-}
-
-fn inline_body(raw: &[u8], binary: bool, limit: usize) -> MessageBody {
-    if binary {
-        return MessageBody {
-            size: raw.len(),
-            binary: true,
-            ..Default::default()
-        };
-    }
-    let text = String::from_utf8_lossy(raw);
-    let cut = prefix_bytes(&text, limit);
-    MessageBody {
-        text: Some(cut.to_string()),
-        size: raw.len(),
-        truncated: cut.len() < text.len(),
-        binary: false,
-        saved_to: None,
-    }
-}
-
 /// Standard base64 (the browser's encoding of binary bodies).
 pub(crate) fn decode_base64(s: &str) -> Option<Vec<u8>> {
-    fn value(c: u8) -> Option<u32> {
+    pub(crate) fn value(c: u8) -> Option<u32> {
         match c {
             b'A'..=b'Z' => Some(u32::from(c - b'A')),
             b'a'..=b'z' => Some(u32::from(c - b'a') + 26),
@@ -972,6 +811,7 @@ pub(crate) fn decode_base64(s: &str) -> Option<Vec<u8>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     fn start<'a>(id: &'a str, url: &'a str, ty: &'a str, headers: &'a Value) -> RequestStart<'a> {
         RequestStart {
@@ -1156,8 +996,5 @@ mod tests {
         assert_eq!(parse_id("r3"), Some(3));
         assert_eq!(parse_id("x"), None);
         assert_eq!(decode_base64("aGVsbG8=").unwrap(), b"hello");
-        let b = inline_body("héllo wörld".as_bytes(), false, 3);
-        assert_eq!(b.text.as_deref(), Some("hé"));
-        assert!(b.truncated);
     }
 }

@@ -1,6 +1,6 @@
 //! Navigation with a "smart" answer: after a load, the final URL, the HTTP status, the title, and
 //! the console errors and failed requests that happened during the load — what a developer looks
-//! at first, without a second call.
+//! at first, without a second call. Opening a tab on a URL ([`NewTab`]) answers the same.
 
 use std::fmt::Write as _;
 use std::time::Duration;
@@ -8,14 +8,12 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use crate::actions::{DialogInfo, Mark, render_changes};
-use crate::cdp::Raw;
-use crate::console::{ConsoleEntry, ConsoleLevel};
-use crate::debugger::PauseContext;
+use crate::effects::{Mark, NavigationOutcome};
 use crate::error::{BrowserError, Result, net_error_hint};
-use crate::network::NetworkEntry;
-use crate::targets::Tab;
-use crate::text::truncate;
+use crate::records::console::ConsoleLevel;
+use crate::tab::cdp::Raw;
+use crate::tab::session::BrowserSessions;
+use crate::tab::targets::{Tab, TabInfo};
 
 /// Default and longest time a navigation may take.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
@@ -34,85 +32,8 @@ pub enum Navigation {
     Reload,
 }
 
-/// What a load produced.
-#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct NavigationOutcome {
-    /// The URL after redirects.
-    pub url: String,
-    /// HTTP status of the document (none for same-document and about: navigations).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub status: Option<u16>,
-    pub title: String,
-    /// The `load` event fired before devlens stopped waiting.
-    pub loaded: bool,
-    /// Console errors and uncaught exceptions during the load (newest).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub console_errors: Vec<ConsoleEntry>,
-    #[serde(skip_serializing_if = "is_zero")]
-    pub console_errors_omitted: usize,
-    /// Requests that failed during the load (newest).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub failed_requests: Vec<NetworkEntry>,
-    #[serde(skip_serializing_if = "is_zero")]
-    pub failed_requests_omitted: usize,
-    /// A dialog the page opened while loading.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub dialog: Option<DialogInfo>,
-    /// Where a script of the page stopped in the debugger while loading (a breakpoint); the
-    /// load goes on when the page resumes.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub paused: Option<Box<PauseContext>>,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub notes: Vec<String>,
-}
-
-fn is_zero(n: &usize) -> bool {
-    *n == 0
-}
-
-impl NavigationOutcome {
-    pub fn to_text(&self) -> String {
-        let mut out = self.url.clone();
-        if let Some(s) = self.status {
-            let _ = write!(out, " — HTTP {s}");
-        }
-        if !self.title.is_empty() {
-            let _ = write!(out, " — \"{}\"", truncate(&self.title, 100));
-        }
-        if self.paused.is_some() {
-            out.push_str(" (loading, paused in the debugger)");
-        } else if !self.loaded {
-            out.push_str(" (still loading)");
-        }
-        render_changes(
-            &mut out,
-            &self.console_errors,
-            self.console_errors_omitted,
-            &self.failed_requests,
-            self.failed_requests_omitted,
-            self.dialog.as_ref(),
-            &self.url,
-        );
-        if self.console_errors.is_empty()
-            && self.failed_requests.is_empty()
-            && self.dialog.is_none()
-        {
-            out.push_str("\nno console errors, no failed requests");
-        }
-        if let Some(ctx) = &self.paused {
-            out.push('\n');
-            out.push_str(&ctx.to_text());
-        }
-        for note in &self.notes {
-            let _ = write!(out, "\nnote: {note}");
-        }
-        out
-    }
-}
-
 /// Adds a scheme where people leave it out: `http://` for local hosts, `https://` otherwise.
-pub(crate) fn normalize_url(input: &str) -> Result<String> {
+fn normalize_url(input: &str) -> Result<String> {
     let url = input.trim();
     if url.is_empty() {
         return Err(BrowserError::InvalidInput(
@@ -147,6 +68,62 @@ pub(crate) fn normalize_url(input: &str) -> Result<String> {
             .rsplit_once(':')
             .is_some_and(|(_, p)| p.parse::<u16>().is_ok());
     Ok(format!("{}://{url}", if local { "http" } else { "https" }))
+}
+
+/// A tab opened by [`BrowserSessions::new_tab`], with the load report when a URL was given.
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct NewTab {
+    pub tab: TabInfo,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub navigation: Option<NavigationOutcome>,
+}
+
+impl NewTab {
+    pub fn to_text(&self) -> String {
+        let mut out = format!("opened tab [{}] (now active)", self.tab.index);
+        match &self.navigation {
+            Some(n) => {
+                out.push('\n');
+                out.push_str(&n.to_text());
+            }
+            None => {
+                let _ = write!(out, " {}", self.tab.url);
+            }
+        }
+        out
+    }
+}
+
+impl BrowserSessions {
+    /// Opens a tab, makes it active and, given a URL, loads it and reports the load.
+    pub async fn new_tab(&self, connection: Option<&str>, url: Option<&str>) -> Result<NewTab> {
+        let conn = self.connection(connection)?;
+        let tab = conn.open_tab().await?;
+        let navigation = match url.map(str::trim).filter(|u| !u.is_empty()) {
+            Some(url) => Some(
+                tab.navigate(
+                    &crate::act::navigate::Navigation::Url(url.to_string()),
+                    None,
+                )
+                .await?,
+            ),
+            None => None,
+        };
+        let targets = conn.sync_tabs().await?;
+        let list = conn.tab_list(&targets);
+        let info = list
+            .tabs
+            .into_iter()
+            .find(|t| t.id == tab.inner.target_id)
+            .ok_or_else(|| BrowserError::TabGone {
+                tab: "just opened".into(),
+            })?;
+        Ok(NewTab {
+            tab: info,
+            navigation,
+        })
+    }
 }
 
 impl Tab {

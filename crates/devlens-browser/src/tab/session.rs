@@ -21,12 +21,12 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use tokio::task::JoinHandle;
 
-use crate::cdp::{Raw, browser_error};
 use crate::error::{BrowserError, Result};
-use crate::launch::{
+use crate::tab::cdp::{Raw, browser_error};
+use crate::tab::launch::{
     ConnectOptions, LaunchOptions, LaunchedChrome, http_endpoint, normalize_endpoint, spawn_chrome,
 };
-use crate::targets::TabRegistry;
+use crate::tab::registry::TabRegistry;
 
 /// How long connecting to a DevTools endpoint may take.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
@@ -231,8 +231,8 @@ impl Connection {
             Ok(resp) => Ok(resp.result),
             Err(e) => {
                 if matches!(
-                    crate::cdp::CallFailure::classify(&e),
-                    crate::cdp::CallFailure::Disconnected
+                    crate::tab::cdp::CallFailure::classify(&e),
+                    crate::tab::cdp::CallFailure::Disconnected
                 ) {
                     self.mark_dead();
                 }
@@ -275,7 +275,7 @@ impl Connection {
         }
     }
 
-    fn info(&self, active: bool) -> ConnectionInfo {
+    pub(crate) fn info(&self, active: bool) -> ConnectionInfo {
         ConnectionInfo {
             id: self.id.clone(),
             kind: self.kind,
@@ -290,7 +290,7 @@ impl Connection {
     }
 
     /// Closes the browser if devlens launched it; detaches otherwise.
-    async fn close(&self) -> bool {
+    pub(crate) async fn close(&self) -> bool {
         self.mark_dead();
         let mut launched = self.launched.lock().await;
         let Some(chrome) = launched.as_mut() else {
@@ -310,7 +310,7 @@ impl Connection {
 }
 
 #[derive(Debug, Default)]
-struct Registry {
+pub(crate) struct Registry {
     connections: Vec<Arc<Connection>>,
     active: Option<String>,
     counter: u32,
@@ -335,7 +335,7 @@ impl BrowserSessions {
         }
     }
 
-    fn registry(&self) -> MutexGuard<'_, Registry> {
+    pub(crate) fn registry(&self) -> MutexGuard<'_, Registry> {
         self.registry.lock().unwrap_or_else(|e| e.into_inner())
     }
 
