@@ -40,6 +40,15 @@ mod tests {
         }
     }
 
+    /// The code of a file: without its tests and comments (doc links name modules too).
+    fn code_of(text: &str) -> String {
+        let code = text.split("#[cfg(test)]").next().unwrap_or(text);
+        code.lines()
+            .filter(|l| !l.trim_start().starts_with("//"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
     /// `records/console.rs` → `records::console`; `tab/mod.rs` → `tab`.
     fn module_of(src: &Path, file: &Path) -> String {
         let rel = file.strip_prefix(src).unwrap().with_extension("");
@@ -55,7 +64,8 @@ mod tests {
 
     /// The modules (files) `text` names through `crate::…`, outside its tests.
     fn imports(text: &str, known: &BTreeSet<String>) -> BTreeSet<String> {
-        let code = text.split("#[cfg(test)]").next().unwrap_or(text);
+        let code = code_of(text);
+        let code = code.as_str();
         let mut out = BTreeSet::new();
         let mut rest = code;
         while let Some(i) = rest.find("crate::") {
@@ -226,7 +236,7 @@ mod tests {
         }
         let mut upward = Vec::new();
         for (module, text) in &texts {
-            let code = text.split("#[cfg(test)]").next().unwrap_or(text);
+            let code = code_of(text);
             for (name, owner) in &defined {
                 if floor(owner) <= floor(module) {
                     continue;
