@@ -401,7 +401,9 @@ impl BrowserSessions {
     /// Launches a browser and connects to it; it becomes the active connection.
     pub async fn launch(&self, options: &LaunchOptions) -> Result<ConnectionInfo> {
         let id = self.reserve_id(options.connection_id.as_deref())?;
+        let started = std::time::Instant::now();
         let spawned = spawn_chrome(options).await?;
+        let spawned_in = started.elapsed();
         let mut chrome = spawned.chrome;
         let exited = chrome.exited.clone();
         let endpoint = http_endpoint(&spawned.ws_url).unwrap_or_else(|| spawned.ws_url.clone());
@@ -416,6 +418,7 @@ impl BrowserSessions {
                 });
             }
         };
+        let attached_in = started.elapsed();
         let pid = chrome.pid;
         let headless = chrome.headless;
         let mut conn = self
@@ -441,6 +444,13 @@ impl BrowserSessions {
         if conn.registry().tabs.is_empty() {
             conn.open_tab().await?;
         }
+        // Where a launch spends its time (`DEVLENS_LOG=devlens_browser=debug`).
+        tracing::debug!(
+            spawned_ms = spawned_in.as_millis() as u64,
+            attached_ms = attached_in.as_millis() as u64,
+            ready_ms = started.elapsed().as_millis() as u64,
+            "browser launched"
+        );
         self.register(conn)
     }
 
