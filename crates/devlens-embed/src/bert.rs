@@ -4,7 +4,7 @@
 //!
 //! - the exact GELU (`x/2 * (1 + erf(x/sqrt 2))`, what the model was trained with) computes
 //!   `erf` with a branch-free rational approximation that compiles to SIMD, where candle calls
-//!   the scalar `erf` per element (13% of a forward pass, see `shared/notes/embeddings.md`);
+//!   the scalar `erf` per element (13% of a forward pass, measured);
 //! - Q, K and V are one matrix multiply (weights concatenated at load time), with the attention
 //!   scale folded into the query weights;
 //! - a batch without padding (a single query) skips the attention mask.

@@ -631,6 +631,8 @@ async fn wait_for_tabs(conn: &Arc<Connection>, expected: usize) {
         if conn.registry().tabs.len() >= expected.max(1) || tokio::time::Instant::now() > deadline {
             return;
         }
-        tokio::time::sleep(Duration::from_millis(100)).await;
+        // Short: the first tab usually appears within a few milliseconds of attaching, and
+        // every poll is one local round trip.
+        tokio::time::sleep(Duration::from_millis(10)).await;
     }
 }

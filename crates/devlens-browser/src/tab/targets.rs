@@ -291,7 +291,7 @@ impl Connection {
             if tokio::time::Instant::now() > deadline {
                 return None;
             }
-            tokio::time::sleep(Duration::from_millis(50)).await;
+            tokio::time::sleep(Duration::from_millis(10)).await;
         }
     }
 
