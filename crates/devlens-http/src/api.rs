@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use axum::{
     Json, Router,
-    extract::{Query, State},
+    extract::State,
     routing::{get, post},
 };
 use serde::{Deserialize, Serialize};
@@ -16,7 +16,7 @@ use devlens_app::{
 };
 use devlens_openapi::explorer::SpecSelector;
 
-use crate::failure::{Failure, JsonResult};
+use crate::failure::{Body, Failure, JsonResult, Params};
 
 type Shared = State<Arc<App>>;
 
@@ -73,7 +73,7 @@ async fn projects(State(app): Shared) -> JsonResult<ProjectList> {
 
 async fn tags(
     State(app): Shared,
-    Query(target): Query<Target>,
+    Params(target): Params<Target>,
 ) -> JsonResult<devlens_openapi::explorer::TagList> {
     Ok(Json(app.api().tags(&target.selector()).await?))
 }
@@ -89,7 +89,7 @@ struct EndpointsQuery {
 
 async fn endpoints(
     State(app): Shared,
-    Query(query): Query<EndpointsQuery>,
+    Params(query): Params<EndpointsQuery>,
 ) -> JsonResult<devlens_openapi::explorer::EndpointPage> {
     let tag = query
         .tag
@@ -118,7 +118,7 @@ struct EndpointQuery {
 
 async fn endpoint(
     State(app): Shared,
-    Query(query): Query<EndpointQuery>,
+    Params(query): Params<EndpointQuery>,
 ) -> JsonResult<devlens_openapi::EndpointDetails> {
     let endpoint = endpoint_ref(query.operation_id, query.method, query.path)?;
     Ok(Json(
@@ -161,14 +161,14 @@ async fn run_search(
 
 async fn search_get(
     State(app): Shared,
-    Query(body): Query<SearchBody>,
+    Params(body): Params<SearchBody>,
 ) -> JsonResult<devlens_openapi::search::SearchResponse> {
     run_search(&app, body).await
 }
 
 async fn search_post(
     State(app): Shared,
-    Json(body): Json<SearchBody>,
+    Body(body): Body<SearchBody>,
 ) -> JsonResult<devlens_openapi::search::SearchResponse> {
     run_search(&app, body).await
 }
@@ -185,7 +185,7 @@ struct ReindexQuery {
 /// (what the dev panel's Re-index button calls).
 async fn embed_reindex(
     State(app): Shared,
-    Query(query): Query<ReindexQuery>,
+    Params(query): Params<ReindexQuery>,
 ) -> JsonResult<devlens_openapi::explorer::IndexReport> {
     let report = app
         .api()
@@ -199,7 +199,7 @@ async fn embed_reindex(
 /// `GET /api/embed/status?project=NAME`.
 async fn embed_status(
     State(app): Shared,
-    Query(target): Query<Target>,
+    Params(target): Params<Target>,
 ) -> JsonResult<devlens_openapi::explorer::IndexStatus> {
     Ok(Json(app.api().index_status(&target.selector()).await?))
 }
@@ -207,7 +207,7 @@ async fn embed_status(
 /// `POST /api/embed/search`: semantic search; `mode` may ask for another.
 async fn embed_search(
     State(app): Shared,
-    Json(mut body): Json<SearchBody>,
+    Body(mut body): Body<SearchBody>,
 ) -> JsonResult<devlens_openapi::search::SearchResponse> {
     body.mode.get_or_insert_with(|| "semantic".into());
     run_search(&app, body).await

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use axum::{
     Json, Router,
-    extract::{Query, State},
+    extract::State,
     response::{IntoResponse, Response},
     routing::get,
 };
@@ -19,7 +19,7 @@ use devlens_docs::{
     IngestReport, IngestRequest, LibraryList, QueryDocsInput, QueryDocsOutput, Resolved,
 };
 
-use crate::failure::{Failure, JsonResult};
+use crate::failure::{Body, Failure, JsonResult, Params};
 
 type Shared = State<Arc<App>>;
 
@@ -54,7 +54,7 @@ struct AddLibrary {
     description: Option<String>,
 }
 
-async fn add_library(State(app): Shared, Json(body): Json<AddLibrary>) -> JsonResult<IngestReport> {
+async fn add_library(State(app): Shared, Body(body): Body<AddLibrary>) -> JsonResult<IngestReport> {
     let source = docs_source(SourceInput {
         path: body.path.map(Into::into),
         url: body.url,
@@ -81,21 +81,21 @@ struct ResolveQuery {
     query: Option<String>,
 }
 
-async fn resolve(State(app): Shared, Query(q): Query<ResolveQuery>) -> JsonResult<Resolved> {
+async fn resolve(State(app): Shared, Params(q): Params<ResolveQuery>) -> JsonResult<Resolved> {
     let name = q.library_name.unwrap_or_default();
     Ok(Json(app.docs()?.resolve(&name, q.query.as_deref())?))
 }
 
 async fn query_get(
     State(app): Shared,
-    Query(input): Query<QueryDocsInput>,
+    Params(input): Params<QueryDocsInput>,
 ) -> JsonResult<QueryDocsOutput> {
     Ok(Json(app.docs()?.query(&input).await?))
 }
 
 async fn query_post(
     State(app): Shared,
-    Json(input): Json<QueryDocsInput>,
+    Body(input): Body<QueryDocsInput>,
 ) -> JsonResult<QueryDocsOutput> {
     Ok(Json(app.docs()?.query(&input).await?))
 }

@@ -96,3 +96,43 @@ pub fn json_body<T>(body: Result<Json<T>, JsonRejection>, expected: &str) -> Res
 
 /// What a handler returns: the result as JSON, or a failure.
 pub type JsonResult<T> = Result<Json<T>, Failure>;
+
+/// A JSON body whose refusal (malformed, wrong types, wrong content type) is a [`Failure`] like
+/// every other error, not axum's plain-text rejection.
+pub struct Body<T>(pub T);
+
+impl<S: Send + Sync, T: serde::de::DeserializeOwned> axum::extract::FromRequest<S> for Body<T> {
+    type Rejection = Failure;
+
+    async fn from_request(req: axum::extract::Request, state: &S) -> Result<Self, Failure> {
+        json_body(
+            Json::<T>::from_request(req, state).await,
+            "see docs/http-api.md",
+        )
+        .map(Body)
+    }
+}
+
+/// Query parameters whose refusal is a [`Failure`] (see [`Body`]).
+pub struct Params<T>(pub T);
+
+impl<S: Send + Sync, T: serde::de::DeserializeOwned> axum::extract::FromRequestParts<S>
+    for Params<T>
+{
+    type Rejection = Failure;
+
+    async fn from_request_parts(
+        parts: &mut axum::http::request::Parts,
+        state: &S,
+    ) -> Result<Self, Failure> {
+        axum::extract::Query::<T>::from_request_parts(parts, state)
+            .await
+            .map(|axum::extract::Query(q)| Params(q))
+            .map_err(|e| {
+                Failure::bad_request(format!(
+                    "{}. Query parameters are listed in docs/http-api.md",
+                    e.body_text()
+                ))
+            })
+    }
+}

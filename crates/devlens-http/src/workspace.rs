@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use axum::{
     Json, Router,
-    extract::{Query, State, rejection::JsonRejection},
+    extract::{State, rejection::JsonRejection},
     routing::{get, post},
 };
 
@@ -15,7 +15,7 @@ use devlens_app::{
 };
 use devlens_workspace::{FileChange, FileContent, FileList, SearchMatches};
 
-use crate::failure::{JsonResult, json_body};
+use crate::failure::{JsonResult, Params, json_body};
 
 type Shared = State<Arc<App>>;
 
@@ -38,12 +38,12 @@ pub fn routes() -> Router<Arc<App>> {
 }
 
 /// `GET /api/workspace/file?path=src/App.jsx[&startLine=1&limit=100]`.
-async fn read(State(app): Shared, Query(request): Query<ReadFile>) -> JsonResult<FileContent> {
+async fn read(State(app): Shared, Params(request): Params<ReadFile>) -> JsonResult<FileContent> {
     Ok(Json(files::read_file(app.workspace()?, request).await?))
 }
 
 /// `GET /api/workspace/files[?path=src]`; globs in the JSON form of `list_files` are for MCP.
-async fn list(State(app): Shared, Query(request): Query<ListFiles>) -> JsonResult<FileList> {
+async fn list(State(app): Shared, Params(request): Params<ListFiles>) -> JsonResult<FileList> {
     Ok(Json(files::list_files(app.workspace()?, request).await?))
 }
 

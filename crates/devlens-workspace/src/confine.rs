@@ -4,7 +4,9 @@
 //! to save, a trace to write — goes through [`Places::resolve`]. A page the agent reads can try
 //! to talk it into writing an attacker's bytes anywhere (a shell start-up file, an SSH key), so a
 //! path is accepted only when, with every symlink followed, it lies inside one of the allowed
-//! places: the workspace, or devlens' data directory. How:
+//! places: the workspace, or the `artifacts/` folder of devlens' data directory — never the rest
+//! of the data directory, whose databases, configuration and ONNX Runtime library a write
+//! could corrupt or replace. How:
 //!
 //! - the longest part of the path that exists is canonicalised (symlinks and `..` resolved by
 //!   the file system itself), and what follows must be plain names — no `..` past a folder that
@@ -21,6 +23,9 @@
 use std::path::{Component, Path, PathBuf};
 
 use crate::WorkspaceError;
+
+/// The folder of the data directory that tools may write to (screenshots, saved bodies, traces).
+pub const ARTIFACTS_DIR: &str = "artifacts";
 
 /// The longest path accepted, in bytes (Linux's PATH_MAX).
 pub const MAX_PATH_BYTES: usize = 4096;
@@ -60,9 +65,10 @@ pub struct Resolved {
 }
 
 impl Places {
-    /// The workspace at `workspace` (created if missing? no: it must exist) and the data dir at
-    /// `data_dir` (created if missing). `read_only` keeps tools from writing in the workspace;
-    /// the data dir stays writable, so screenshots can still be saved.
+    /// The workspace at `workspace` (it must exist) and the artifacts folder of the data dir at
+    /// `data_dir` (`<data_dir>/artifacts`, created if missing). `read_only` keeps tools from
+    /// writing in the workspace; the artifacts folder stays writable, so screenshots can still
+    /// be saved.
     pub fn new(workspace: &Path, data_dir: &Path, read_only: bool) -> Result<Self, WorkspaceError> {
         let root = std::fs::canonicalize(workspace).map_err(|e| {
             WorkspaceError::InvalidInput(format!(
@@ -77,10 +83,11 @@ impl Places {
                 workspace.display()
             )));
         }
-        std::fs::create_dir_all(data_dir)
-            .map_err(|e| WorkspaceError::io("create", &data_dir.display().to_string(), &e))?;
-        let data = std::fs::canonicalize(data_dir)
-            .map_err(|e| WorkspaceError::io("open", &data_dir.display().to_string(), &e))?;
+        let artifacts = data_dir.join(ARTIFACTS_DIR);
+        std::fs::create_dir_all(&artifacts)
+            .map_err(|e| WorkspaceError::io("create", &artifacts.display().to_string(), &e))?;
+        let data = std::fs::canonicalize(&artifacts)
+            .map_err(|e| WorkspaceError::io("open", &artifacts.display().to_string(), &e))?;
         Ok(Self {
             places: vec![
                 Place {
@@ -89,7 +96,7 @@ impl Places {
                     writable: !read_only,
                 },
                 Place {
-                    name: "devlens' data directory",
+                    name: "devlens' artifacts folder",
                     root: data,
                     writable: true,
                 },
@@ -102,8 +109,8 @@ impl Places {
         &self.places[0].root
     }
 
-    /// The data directory's canonical root.
-    pub fn data_dir(&self) -> &Path {
+    /// The artifacts folder's canonical root (`<data dir>/artifacts`).
+    pub fn artifacts(&self) -> &Path {
         &self.places[1].root
     }
 
@@ -158,7 +165,7 @@ impl Places {
         let path = canonical_as_far_as_it_exists(&joined).map_err(|why| refuse(&why))?;
         let Some(place) = self.places.iter().find(|p| path.starts_with(&p.root)) else {
             return Err(refuse(
-                "it leads outside the workspace and the data directory",
+                "it leads outside the workspace and devlens' artifacts folder",
             ));
         };
         if access == Access::Write {
@@ -279,11 +286,39 @@ mod tests {
         assert_eq!(back.display, "src/app.js");
         let data = places
             .resolve(
-                &places.data_dir().join("shot.png").display().to_string(),
+                &places.artifacts().join("shot.png").display().to_string(),
                 Access::Write,
             )
             .unwrap();
-        assert!(data.path.starts_with(places.data_dir()));
+        assert!(data.path.starts_with(places.artifacts()));
+    }
+
+    #[test]
+    fn the_rest_of_the_data_dir_is_out_of_reach() {
+        let (dir, places) = places(false);
+        for inside_data in [
+            "kb.sqlite",
+            "onnxruntime/libonnxruntime.so",
+            "projects.json",
+        ] {
+            let path = dir
+                .path()
+                .join("data")
+                .join(inside_data)
+                .display()
+                .to_string();
+            let err = places
+                .resolve(&path, Access::Write)
+                .unwrap_err()
+                .to_string();
+            assert!(err.contains("was refused"), "{path}: {err}");
+            assert!(places.resolve(&path, Access::Read).is_err(), "{path}");
+        }
+        let err = places
+            .resolve("../data/kb.sqlite", Access::Write)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("artifacts"), "{err}");
     }
 
     #[test]
@@ -312,7 +347,7 @@ mod tests {
     }
 
     #[test]
-    fn git_folders_are_not_written_and_a_read_only_workspace_only_allows_the_data_dir() {
+    fn git_folders_are_not_written_and_a_read_only_workspace_only_allows_the_artifacts_folder() {
         let (_dir, places) = places(false);
         std::fs::create_dir_all(places.workspace().join(".git/hooks")).unwrap();
         let err = places
@@ -328,7 +363,7 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(err.contains("read-only"), "{err}");
-        let shot = read_only.data_dir().join("s.png").display().to_string();
+        let shot = read_only.artifacts().join("s.png").display().to_string();
         assert!(read_only.resolve(&shot, Access::Write).is_ok());
     }
 }

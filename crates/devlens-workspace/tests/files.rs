@@ -114,9 +114,11 @@ fn a_read_only_workspace_reads_but_never_writes() {
         assert!(err.to_string().contains("--read-only-workspace"), "{err}");
     }
     assert!(!f.ws.root().join("src/new.js").exists());
-    // The data dir stays writable (screenshots).
-    let shot = f.dir.path().join("data/shot.txt").display().to_string();
+    // The artifacts folder stays writable (screenshots); the rest of the data dir never is.
+    let shot = f.dir.path().join("data/artifacts/shot.txt").display().to_string();
     assert!(f.ws.write_file(&shot, "x").is_ok());
+    let config = f.dir.path().join("data/config.toml").display().to_string();
+    assert!(f.ws.write_file(&config, "x").is_err());
 }
 
 #[test]

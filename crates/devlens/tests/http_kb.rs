@@ -4,49 +4,17 @@
 
 mod common;
 
+use common::http::{self, Server, error, send};
+
 use std::path::Path;
 
 use reqwest::{Client, StatusCode};
 use serde_json::{Value, json};
 
-/// A running `devlens serve --http` and its base URL; killed when dropped.
-struct Server {
-    _child: tokio::process::Child,
-    base: String,
-}
-
 async fn serve(data_dir: &Path, model_dir: &Path) -> Server {
-    let mut cmd = tokio::process::Command::new(assert_cmd::cargo::cargo_bin("devlens"));
-    cmd.env("DEVLENS_DATA_DIR", data_dir)
-        .env("DEVLENS_MODEL_DIR", model_dir)
-        .env("HF_HOME", data_dir.join("hf"))
-        .env("HF_HUB_CACHE", data_dir.join("hf/hub"))
-        .env_remove("EMBEDDING_PROVIDER")
-        .env_remove("DEVLENS_CONFIG")
-        .current_dir(data_dir);
-    let (child, base) = common::serve_http(cmd).await;
-    Server {
-        _child: child,
-        base,
-    }
-}
-
-async fn send(request: reqwest::RequestBuilder) -> (StatusCode, Value) {
-    let response = request.send().await.expect("request");
-    let status = response.status();
-    let text = response.text().await.expect("body");
-    let value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{status}: {e}: {text}"));
-    (status, value)
-}
-
-/// The error message of a failed request, checking its status.
-async fn error(request: reqwest::RequestBuilder, expected: StatusCode) -> String {
-    let (status, body) = send(request).await;
-    assert_eq!(status, expected, "{body}");
-    body["error"]
-        .as_str()
-        .unwrap_or_else(|| panic!("no error message: {body}"))
-        .to_string()
+    let mut cmd = http::command(data_dir);
+    cmd.env("DEVLENS_MODEL_DIR", model_dir);
+    http::start(cmd).await
 }
 
 #[tokio::test]

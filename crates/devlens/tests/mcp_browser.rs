@@ -13,6 +13,8 @@
 
 mod common;
 
+use common::mcp::{self, Client, Reply};
+
 use std::collections::HashMap;
 use std::future::Future;
 use std::path::Path;
@@ -27,16 +29,9 @@ use axum::{
     routing::get,
 };
 use base64::Engine as _;
-use rmcp::{
-    ServiceExt,
-    model::{CallToolRequestParams, CallToolResult},
-    service::{RoleClient, RunningService},
-    transport::{ConfigureCommandExt, TokioChildProcess},
-};
+use rmcp::model::CallToolResult;
 use serde_json::{Value, json};
 use tokio::sync::{Mutex, OnceCell};
-
-type Client = RunningService<RoleClient, ()>;
 
 /// Every browser tool the server must list.
 const TOOLS: &[&str] = &[
@@ -269,26 +264,7 @@ async fn fixtures() -> Fixtures {
 
 /// `devlens serve` over stdio, with its data in `dir`.
 async fn serve(dir: &Path) -> Client {
-    let bin = assert_cmd::cargo::cargo_bin("devlens");
-    let dir = dir.to_path_buf();
-    let transport = TokioChildProcess::new(tokio::process::Command::new(bin).configure(|cmd| {
-        cmd.arg("serve")
-            .env("DEVLENS_DATA_DIR", &dir)
-            .env_remove("DEVLENS_PROJECT")
-            .env_remove("PROJECT_NAME")
-            .env_remove("CHROME_PATH")
-            .current_dir(&dir);
-    }))
-    .expect("spawn devlens serve");
-    ().serve(transport).await.expect("initialize over stdio")
-}
-
-/// A tool's answer.
-struct Reply {
-    text: String,
-    /// `structuredContent` (null when there is none).
-    data: Value,
-    result: CallToolResult,
+    mcp::start(dir, &[]).await
 }
 
 /// Calls tools; page tools get `conn` as their connectionId unless the call names one.
@@ -306,49 +282,20 @@ impl On<'_> {
         {
             map.insert("connectionId".into(), json!(conn));
         }
-        let arguments = args.as_object().cloned().unwrap_or_default();
-        if std::env::var_os("MCP_TRACE").is_some() {
-            eprintln!("→ {tool} {args}");
-        }
-        let result = self
-            .client
-            .call_tool(CallToolRequestParams::new(tool.to_string()).with_arguments(arguments))
-            .await
-            .unwrap_or_else(|e| panic!("{tool} failed at the protocol level: {e}"));
-        let text = result
-            .content
-            .iter()
-            .filter_map(|c| c.as_text().map(|t| t.text.clone()))
-            .collect::<Vec<_>>()
-            .join("\n");
-        Reply {
-            text,
-            data: result.structured_content.clone().unwrap_or(Value::Null),
-            result,
-        }
+        mcp::call(self.client, tool, args).await
     }
 
     /// A call that must succeed.
     async fn ok(&self, tool: &str, args: Value) -> Reply {
         let reply = self.call(tool, args.clone()).await;
-        assert_ne!(
-            reply.result.is_error,
-            Some(true),
-            "{tool} {args} failed: {}",
-            reply.text
-        );
+        assert!(!reply.error, "{tool} {args} failed: {}", reply.text);
         reply
     }
 
     /// A call that must fail; its message.
     async fn err(&self, tool: &str, args: Value) -> String {
         let reply = self.call(tool, args.clone()).await;
-        assert_eq!(
-            reply.result.is_error,
-            Some(true),
-            "{tool} {args} should fail: {}",
-            reply.text
-        );
+        assert!(reply.error, "{tool} {args} should fail: {}", reply.text);
         reply.text
     }
 
@@ -1131,7 +1078,7 @@ fn navigation_history_and_tabs() {
             let mut message = String::new();
             for _ in 0..50 {
                 let reply = t.call("snapshot", json!({})).await;
-                if reply.result.is_error == Some(true) {
+                if reply.error {
                     message = reply.text;
                     break;
                 }
@@ -1485,7 +1432,7 @@ fn connect_to_a_running_chromium_with_a_tab_opened_before() {
             let mut message = String::new();
             for _ in 0..50 {
                 let reply = ext2.call("evaluate", json!({ "expression": "1" })).await;
-                if reply.result.is_error == Some(true) {
+                if reply.error {
                     message = reply.text;
                     break;
                 }

@@ -6,16 +6,17 @@
 
 mod common;
 
+use common::mcp::{err, ok};
+
 use std::time::{Duration, Instant};
 
 use axum::{Router, http::header, response::Html, response::IntoResponse, routing::get};
 use rmcp::{
     ServiceExt,
-    model::CallToolRequestParams,
     service::{RoleClient, RunningService},
     transport::{ConfigureCommandExt, TokioChildProcess},
 };
-use serde_json::{Value, json};
+use serde_json::json;
 
 type Client = RunningService<RoleClient, ()>;
 
@@ -55,42 +56,6 @@ async fn fixture_server() -> String {
             }),
         );
     common::serve_router(router).await
-}
-
-struct Reply {
-    text: String,
-    data: Value,
-    error: bool,
-}
-
-async fn call(client: &Client, tool: &str, args: Value) -> Reply {
-    let arguments = args.as_object().cloned().unwrap_or_default();
-    let result = client
-        .call_tool(CallToolRequestParams::new(tool.to_string()).with_arguments(arguments))
-        .await
-        .unwrap_or_else(|e| panic!("{tool} failed at the protocol level: {e}"));
-    Reply {
-        text: result
-            .content
-            .iter()
-            .filter_map(|c| c.as_text().map(|t| t.text.clone()))
-            .collect::<Vec<_>>()
-            .join("\n"),
-        data: result.structured_content.clone().unwrap_or(Value::Null),
-        error: result.is_error == Some(true),
-    }
-}
-
-async fn ok(client: &Client, tool: &str, args: Value) -> Reply {
-    let reply = call(client, tool, args.clone()).await;
-    assert!(!reply.error, "{tool} {args} failed: {}", reply.text);
-    reply
-}
-
-async fn err(client: &Client, tool: &str, args: Value) -> String {
-    let reply = call(client, tool, args.clone()).await;
-    assert!(reply.error, "{tool} {args} should fail: {}", reply.text);
-    reply.text
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -4,12 +4,12 @@
 
 mod common;
 
+use common::mcp::call;
+
 use std::path::Path;
 
 use rmcp::{
     ServiceExt,
-    model::{CallToolRequestParams, CallToolResult},
-    service::{RoleClient, RunningService},
     transport::{ConfigureCommandExt, TokioChildProcess},
 };
 use serde_json::{Value, json};
@@ -55,23 +55,6 @@ fn server_command(data_dir: &Path) -> tokio::process::Command {
     cmd
 }
 
-async fn call(client: &RunningService<RoleClient, ()>, tool: &str, args: Value) -> CallToolResult {
-    let arguments = args.as_object().cloned().unwrap_or_default();
-    client
-        .call_tool(CallToolRequestParams::new(tool.to_string()).with_arguments(arguments))
-        .await
-        .unwrap_or_else(|e| panic!("{tool} failed at the protocol level: {e}"))
-}
-
-fn text_of(result: &CallToolResult) -> String {
-    result
-        .content
-        .iter()
-        .filter_map(|c| c.as_text().map(|t| t.text.clone()))
-        .collect::<Vec<_>>()
-        .join("\n")
-}
-
 #[tokio::test]
 async fn resolve_and_query_over_stdio() {
     let dir = data_dir_with_widgets();
@@ -113,10 +96,10 @@ async fn resolve_and_query_over_stdio() {
         json!({"libraryName": "@acme/widget"}),
     )
     .await;
-    assert_ne!(resolved.is_error, Some(true), "{}", text_of(&resolved));
-    let matches = &resolved.structured_content.as_ref().unwrap()["matches"];
+    assert_ne!(resolved.result.is_error, Some(true), "{}", resolved.text);
+    let matches = &resolved.result.structured_content.as_ref().unwrap()["matches"];
     assert_eq!(matches[0]["id"], "/acme/widgets");
-    assert!(text_of(&resolved).contains("/acme/widgets"));
+    assert!(resolved.text.contains("/acme/widgets"));
 
     let answer = call(
         &client,
@@ -124,8 +107,8 @@ async fn resolve_and_query_over_stdio() {
         json!({"library_id": "/acme/widgets", "query": "how often does it refresh", "context_limit": 1000}),
     )
     .await;
-    assert_ne!(answer.is_error, Some(true), "{}", text_of(&answer));
-    let output = answer.structured_content.as_ref().unwrap();
+    assert_ne!(answer.result.is_error, Some(true), "{}", answer.text);
+    let output = answer.result.structured_content.as_ref().unwrap();
     assert_eq!(output["library"]["name"], "Widgets");
     assert_eq!(
         output["results"][0]["metadata"]["section"],
@@ -133,7 +116,7 @@ async fn resolve_and_query_over_stdio() {
     );
     assert!(output["total_tokens"].as_u64().unwrap() <= 1000);
     assert!(output["notice"].as_str().unwrap().contains("keyword"));
-    assert!(text_of(&answer).contains("refreshMs"));
+    assert!(answer.text.contains("refreshMs"));
 
     let unknown = call(
         &client,
@@ -141,11 +124,11 @@ async fn resolve_and_query_over_stdio() {
         json!({"library_id": "widgts", "query": "refresh"}),
     )
     .await;
-    assert_eq!(unknown.is_error, Some(true));
+    assert_eq!(unknown.result.is_error, Some(true));
     assert!(
-        text_of(&unknown).contains("Closest ids: /acme/widgets"),
+        unknown.text.contains("Closest ids: /acme/widgets"),
         "{}",
-        text_of(&unknown)
+        unknown.text
     );
     let small = call(
         &client,
@@ -153,10 +136,10 @@ async fn resolve_and_query_over_stdio() {
         json!({"library_id": "/acme/widgets", "query": "refresh", "context_limit": 50}),
     )
     .await;
-    assert_eq!(small.is_error, Some(true));
-    assert!(text_of(&small).contains("between 1000 and 8000"));
+    assert_eq!(small.result.is_error, Some(true));
+    assert!(small.text.contains("between 1000 and 8000"));
     let missing = call(&client, "query_docs", json!({"query": "refresh"})).await;
-    assert_eq!(missing.is_error, Some(true));
+    assert_eq!(missing.result.is_error, Some(true));
 
     client.cancel().await.expect("close");
 }

@@ -3,9 +3,11 @@
 
 mod common;
 
+use common::mcp::{call, text_of};
+
 use rmcp::{
     ServiceExt,
-    model::{CallToolRequestParams, CallToolResult, Tool},
+    model::{CallToolRequestParams, Tool},
     service::{RoleClient, RunningService},
     transport::{ConfigureCommandExt, StreamableHttpClientTransport, TokioChildProcess},
 };
@@ -21,31 +23,6 @@ const API_TOOLS: &[&str] = &[
 ];
 
 type Client = RunningService<RoleClient, ()>;
-
-async fn call<H: rmcp::ClientHandler>(
-    client: &RunningService<RoleClient, H>,
-    tool: &str,
-    args: Value,
-) -> CallToolResult {
-    let arguments = args.as_object().cloned().unwrap_or_default();
-    client
-        .call_tool(CallToolRequestParams::new(tool.to_string()).with_arguments(arguments))
-        .await
-        .unwrap_or_else(|e| panic!("{tool} failed at the protocol level: {e}"))
-}
-
-fn text_of(result: &CallToolResult) -> String {
-    result
-        .content
-        .iter()
-        .filter_map(|c| c.as_text().map(|t| t.text.clone()))
-        .collect::<Vec<_>>()
-        .join("\n")
-}
-
-fn is_error(result: &CallToolResult) -> bool {
-    result.is_error == Some(true)
-}
 
 fn check_tool_list(tools: &[Tool]) {
     for name in API_TOOLS {
@@ -69,9 +46,9 @@ async fn exercise_every_tool(client: &Client) {
     check_tool_list(&client.list_all_tools().await.expect("tools/list"));
 
     let tags = call(client, "list_api_tags", json!({})).await;
-    assert!(!is_error(&tags), "{}", text_of(&tags));
-    assert!(text_of(&tags).contains("pets (4)"));
-    let structured = tags.structured_content.expect("structuredContent");
+    assert!(!tags.error, "{}", tags.text);
+    assert!(tags.text.contains("pets (4)"));
+    let structured = tags.result.structured_content.expect("structuredContent");
     assert_eq!(structured["tags"][0]["name"], "pets");
 
     let endpoints = call(
@@ -80,8 +57,11 @@ async fn exercise_every_tool(client: &Client) {
         json!({"tag": "pets", "projectName": "pets", "limit": 2}),
     )
     .await;
-    assert!(!is_error(&endpoints), "{}", text_of(&endpoints));
-    let page = endpoints.structured_content.expect("structuredContent");
+    assert!(!endpoints.error, "{}", endpoints.text);
+    let page = endpoints
+        .result
+        .structured_content
+        .expect("structuredContent");
     assert_eq!(page["endpoints"].as_array().unwrap().len(), 2);
     assert_eq!(page["total"], 4);
     assert_eq!(page["nextOffset"], 2);
@@ -92,8 +72,11 @@ async fn exercise_every_tool(client: &Client) {
         json!({"operationId": "createPet"}),
     )
     .await;
-    assert!(!is_error(&details), "{}", text_of(&details));
-    let value = details.structured_content.expect("structuredContent");
+    assert!(!details.error, "{}", details.text);
+    let value = details
+        .result
+        .structured_content
+        .expect("structuredContent");
     assert_eq!(value["method"], "POST");
     assert_eq!(
         value["requestBody"]["schema"]["properties"]["name"]["type"],
@@ -107,7 +90,7 @@ async fn exercise_every_tool(client: &Client) {
     )
     .await;
     assert_eq!(
-        by_path.structured_content.unwrap()["operationId"],
+        by_path.result.structured_content.unwrap()["operationId"],
         "deletePet"
     );
 
@@ -117,8 +100,8 @@ async fn exercise_every_tool(client: &Client) {
         json!({"query": "place an order", "limit": 3}),
     )
     .await;
-    assert!(!is_error(&search), "{}", text_of(&search));
-    let value = search.structured_content.expect("structuredContent");
+    assert!(!search.error, "{}", search.text);
+    let value = search.result.structured_content.expect("structuredContent");
     assert_eq!(value["results"][0]["operationId"], "placeOrder");
     assert_eq!(value["mode"], "keyword");
 
@@ -129,8 +112,8 @@ async fn exercise_every_tool(client: &Client) {
         json!({"query": "pets", "tag": "pets", "limit": 3}),
     )
     .await;
-    assert!(is_error(&both));
-    assert!(text_of(&both).contains("exactly one"));
+    assert!(both.error);
+    assert!(both.text.contains("exactly one"));
 
     let wrong_type = call(
         client,
@@ -138,15 +121,15 @@ async fn exercise_every_tool(client: &Client) {
         json!({"query": "pets", "limit": "many"}),
     )
     .await;
-    assert!(is_error(&wrong_type));
+    assert!(wrong_type.error);
     assert!(
-        text_of(&wrong_type).contains("invalid arguments"),
+        wrong_type.text.contains("invalid arguments"),
         "{}",
-        text_of(&wrong_type)
+        wrong_type.text
     );
 
     let missing_limit = call(client, "search_api_documentation", json!({"query": "pets"})).await;
-    assert!(is_error(&missing_limit));
+    assert!(missing_limit.error);
 
     let unknown_op = call(
         client,
@@ -154,24 +137,20 @@ async fn exercise_every_tool(client: &Client) {
         json!({"operationId": "showPet"}),
     )
     .await;
-    assert!(is_error(&unknown_op));
+    assert!(unknown_op.error);
     assert!(
-        text_of(&unknown_op).contains("showPetById"),
+        unknown_op.text.contains("showPetById"),
         "{}",
-        text_of(&unknown_op)
+        unknown_op.text
     );
 
     let unknown_project = call(client, "list_api_tags", json!({"projectName": "nope"})).await;
-    assert!(is_error(&unknown_project));
-    assert!(text_of(&unknown_project).contains("unknown project"));
+    assert!(unknown_project.error);
+    assert!(unknown_project.text.contains("unknown project"));
 
     let unknown_tag = call(client, "list_endpoints_by_tag", json!({"tag": "pet"})).await;
-    assert!(is_error(&unknown_tag));
-    assert!(
-        text_of(&unknown_tag).contains("pets"),
-        "{}",
-        text_of(&unknown_tag)
-    );
+    assert!(unknown_tag.error);
+    assert!(unknown_tag.text.contains("pets"), "{}", unknown_tag.text);
 }
 
 #[tokio::test]
@@ -409,15 +388,18 @@ async fn semantic_index_tools_with_progress_over_stdio() {
     }
 
     let status = call(&client, "get_api_index_status", json!({})).await;
-    assert!(!is_error(&status), "{}", text_of(&status));
-    assert_eq!(status.structured_content.unwrap()["indexed"], false);
+    assert!(!status.error, "{}", status.text);
+    assert_eq!(status.result.structured_content.unwrap()["indexed"], false);
     let fallback = call(
         &client,
         "search_api_documentation",
         json!({"query": "get rid of a pet", "limit": 3}),
     )
     .await;
-    let value = fallback.structured_content.expect("structuredContent");
+    let value = fallback
+        .result
+        .structured_content
+        .expect("structuredContent");
     assert_eq!(value["mode"], "keyword");
     assert!(
         value["notice"]
@@ -432,7 +414,7 @@ async fn semantic_index_tools_with_progress_over_stdio() {
         rmcp::model::ProgressToken(rmcp::model::NumberOrString::String("build-1".into())),
     ));
     let built = client.call_tool(request).await.expect("build");
-    assert!(!is_error(&built), "{}", text_of(&built));
+    assert_ne!(built.is_error, Some(true), "{}", text_of(&built));
     let report = built.structured_content.expect("structuredContent");
     assert_eq!(report["embedded"], 5);
     assert_eq!(report["indexed"], true);
@@ -446,8 +428,8 @@ async fn semantic_index_tools_with_progress_over_stdio() {
         json!({"query": "bring a new dog home", "limit": 2, "details": true}),
     )
     .await;
-    assert!(!is_error(&found), "{}", text_of(&found));
-    let value = found.structured_content.expect("structuredContent");
+    assert!(!found.error, "{}", found.text);
+    let value = found.result.structured_content.expect("structuredContent");
     assert_eq!(value["mode"], "semantic");
     assert_eq!(value["results"][0]["operationId"], "createPet");
     assert_eq!(value["results"][0]["details"]["method"], "POST");
@@ -458,7 +440,7 @@ async fn semantic_index_tools_with_progress_over_stdio() {
         json!({"query": "get rid of a pet", "limit": 3}),
     )
     .await;
-    let value = hybrid.structured_content.expect("structuredContent");
+    let value = hybrid.result.structured_content.expect("structuredContent");
     assert_eq!(value["mode"], "hybrid");
     assert_eq!(value["results"][0]["operationId"], "deletePet");
     client.cancel().await.expect("close");

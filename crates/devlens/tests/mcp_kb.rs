@@ -3,69 +3,20 @@
 
 mod common;
 
+use common::mcp::{Client, Reply, connect, err, no_model, ok, serve_command};
+
 use std::{collections::BTreeSet, path::Path};
 
-use rmcp::{
-    ServiceExt,
-    model::{CallToolRequestParams, CallToolResult},
-    service::{RoleClient, RunningService},
-    transport::{ConfigureCommandExt, TokioChildProcess},
-};
-use serde_json::{Value, json};
-
-type Client = RunningService<RoleClient, ()>;
+use serde_json::json;
 
 /// `devlens serve --tools kb` on `data_dir`, with the embedding model in `model_dir` (or none).
 async fn start(data_dir: &Path, model_dir: Option<&Path>) -> Client {
-    let mut cmd = tokio::process::Command::new(assert_cmd::cargo::cargo_bin("devlens"));
-    cmd.env("DEVLENS_DATA_DIR", data_dir)
-        .env(
-            "DEVLENS_MODEL_DIR",
-            model_dir.map_or_else(|| data_dir.join("no-model"), Path::to_path_buf),
-        )
-        .env("HF_HOME", data_dir.join("hf"))
-        .env("HF_HUB_CACHE", data_dir.join("hf/hub"))
-        .env_remove("EMBEDDING_PROVIDER")
-        .env_remove("DEVLENS_TOOLS")
-        .env_remove("DEVLENS_CONFIG")
-        .current_dir(data_dir);
-    let transport = TokioChildProcess::new(cmd.configure(|cmd| {
-        cmd.args(["serve", "--tools", "kb"]);
-    }))
-    .expect("spawn devlens serve");
-    ().serve(transport).await.expect("initialize over stdio")
-}
-
-async fn call(client: &Client, tool: &str, args: Value) -> CallToolResult {
-    let arguments = args.as_object().cloned().unwrap_or_default();
-    client
-        .call_tool(CallToolRequestParams::new(tool.to_string()).with_arguments(arguments))
-        .await
-        .unwrap_or_else(|e| panic!("{tool} failed at the protocol level: {e}"))
-}
-
-fn text_of(result: &CallToolResult) -> String {
-    result
-        .content
-        .iter()
-        .filter_map(|c| c.as_text().map(|t| t.text.clone()))
-        .collect::<Vec<_>>()
-        .join("\n")
-}
-
-/// A successful call's structured content.
-async fn ok(client: &Client, tool: &str, args: Value) -> (Value, String) {
-    let result = call(client, tool, args).await;
-    let text = text_of(&result);
-    assert_ne!(result.is_error, Some(true), "{tool}: {text}");
-    (result.structured_content.expect("structuredContent"), text)
-}
-
-/// A failed call's text.
-async fn err(client: &Client, tool: &str, args: Value) -> String {
-    let result = call(client, tool, args).await;
-    assert_eq!(result.is_error, Some(true), "{tool} should fail");
-    text_of(&result)
+    let mut cmd = serve_command(data_dir, &["--tools", "kb"]);
+    no_model(&mut cmd, data_dir);
+    if let Some(model_dir) = model_dir {
+        cmd.env("DEVLENS_MODEL_DIR", model_dir);
+    }
+    connect((), cmd).await
 }
 
 const KB_TOOLS: [&str; 5] = [
@@ -95,7 +46,9 @@ async fn save_search_ask_update_and_delete_over_stdio() {
     expected.extend(["hide_tools".to_string(), "show_tools".to_string()]);
     assert_eq!(listed, expected, "--tools kb: the five and the meta tools");
 
-    let (cors, text) = ok(
+    let Reply {
+        data: cors, text, ..
+    } = ok(
         &client,
         "save_solution",
         json!({
@@ -113,7 +66,7 @@ async fn save_search_ask_update_and_delete_over_stdio() {
     assert_eq!(cors["created"], true);
     assert_eq!(cors["embedded"], true, "{text}");
     assert!(text.contains(&cors_id), "{text}");
-    let (grid, _) = ok(
+    let Reply { data: grid, .. } = ok(
         &client,
         "save_solution",
         json!({
@@ -125,7 +78,7 @@ async fn save_search_ask_update_and_delete_over_stdio() {
     )
     .await;
     let grid_id = grid["solution"]["id"].as_str().unwrap().to_string();
-    let (effect, _) = ok(
+    let Reply { data: effect, .. } = ok(
         &client,
         "save_solution",
         json!({
@@ -139,7 +92,9 @@ async fn save_search_ask_update_and_delete_over_stdio() {
     .await;
     let effect_id = effect["solution"]["id"].as_str().unwrap().to_string();
 
-    let (found, text) = ok(
+    let Reply {
+        data: found, text, ..
+    } = ok(
         &client,
         "search_solutions",
         json!({"query": "browser blocks my cross-origin request with credentials"}),
@@ -152,7 +107,9 @@ async fn save_search_ask_update_and_delete_over_stdio() {
         "{text}"
     );
 
-    let (answer, text) = ok(
+    let Reply {
+        data: answer, text, ..
+    } = ok(
         &client,
         "ask_knowledge_base",
         json!({"query": "how do I stop state updates after my component unmounts?", "top_k": 2}),
@@ -167,12 +124,20 @@ async fn save_search_ask_update_and_delete_over_stdio() {
     assert!(text.contains("relevance"), "{text}");
     assert!(answer["answer"].is_null());
 
-    let (solution, text) = ok(&client, "get_solution", json!({"id": grid_id})).await;
+    let Reply {
+        data: solution,
+        text,
+        ..
+    } = ok(&client, "get_solution", json!({"id": grid_id})).await;
     assert_eq!(solution["title"], "Center a div with CSS grid");
     assert!(text.contains("place-items: center"), "{text}");
 
     // Only the fields given change.
-    let (updated, text) = ok(
+    let Reply {
+        data: updated,
+        text,
+        ..
+    } = ok(
         &client,
         "save_solution",
         json!({"id": grid_id, "title": "Center anything with CSS grid"}),
@@ -180,7 +145,7 @@ async fn save_search_ask_update_and_delete_over_stdio() {
     .await;
     assert_eq!(updated["created"], false);
     assert!(text.starts_with("updated "), "{text}");
-    let (solution, _) = ok(&client, "get_solution", json!({"id": grid_id})).await;
+    let Reply { data: solution, .. } = ok(&client, "get_solution", json!({"id": grid_id})).await;
     assert_eq!(solution["title"], "Center anything with CSS grid");
     assert_eq!(solution["tags"], json!(["css"]));
     assert!(
@@ -190,7 +155,7 @@ async fn save_search_ask_update_and_delete_over_stdio() {
             .starts_with("On the parent")
     );
 
-    let (deleted, _) = ok(&client, "delete_solution", json!({"id": cors_id})).await;
+    let Reply { data: deleted, .. } = ok(&client, "delete_solution", json!({"id": cors_id})).await;
     assert_eq!(deleted["deleted"], cors_id.as_str());
     let gone = err(&client, "get_solution", json!({"id": cors_id})).await;
     assert!(

@@ -11,6 +11,8 @@
 
 mod common;
 
+use common::mcp::{err, ok};
+
 use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -19,11 +21,11 @@ use std::time::Duration;
 use axum::{Router, http::header, response::Html, response::IntoResponse, routing::get};
 use rmcp::{
     ClientServiceExt,
-    model::{CallToolRequestParams, ProtocolVersion, ServerNotification, SubscriptionFilter},
+    model::{ProtocolVersion, ServerNotification, SubscriptionFilter},
     service::{NotificationContext, RoleClient, RunningService},
     transport::{ConfigureCommandExt, TokioChildProcess},
 };
-use serde_json::{Value, json};
+use serde_json::json;
 use tokio::sync::Notify;
 
 /// Counts the `notifications/tools/list_changed` the server sends.
@@ -121,42 +123,6 @@ async fn start_with(
         .await
         .expect("start a session over stdio");
     (client, changes, dir)
-}
-
-struct Reply {
-    text: String,
-    data: Value,
-    error: bool,
-}
-
-async fn call(client: &Client, tool: &str, args: Value) -> Reply {
-    let arguments = args.as_object().cloned().unwrap_or_default();
-    let result = client
-        .call_tool(CallToolRequestParams::new(tool.to_string()).with_arguments(arguments))
-        .await
-        .unwrap_or_else(|e| panic!("{tool} failed at the protocol level: {e}"));
-    Reply {
-        text: result
-            .content
-            .iter()
-            .filter_map(|c| c.as_text().map(|t| t.text.clone()))
-            .collect::<Vec<_>>()
-            .join("\n"),
-        data: result.structured_content.clone().unwrap_or(Value::Null),
-        error: result.is_error == Some(true),
-    }
-}
-
-async fn ok(client: &Client, tool: &str, args: Value) -> Reply {
-    let reply = call(client, tool, args.clone()).await;
-    assert!(!reply.error, "{tool} {args} failed: {}", reply.text);
-    reply
-}
-
-async fn err(client: &Client, tool: &str, args: Value) -> String {
-    let reply = call(client, tool, args.clone()).await;
-    assert!(reply.error, "{tool} {args} should fail: {}", reply.text);
-    reply.text
 }
 
 async fn listed(client: &Client) -> BTreeSet<String> {

@@ -8,18 +8,17 @@
 
 mod common;
 
+use common::mcp::{Reply, connect, err, ok, serve_command};
+
 use std::path::{Path, PathBuf};
 
 use rmcp::{
     ClientHandler, ServiceExt,
-    model::{
-        CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig, Implementation,
-        ListRootsResult, Root,
-    },
+    model::{ClientCapabilities, ClientConfig, Implementation, ListRootsResult, Root},
     service::{RequestContext, RoleClient, RunningService},
     transport::{ConfigureCommandExt, TokioChildProcess},
 };
-use serde_json::{Value, json};
+use serde_json::json;
 
 /// A client that names `root` as its project (or none).
 #[derive(Clone, Default)]
@@ -55,52 +54,14 @@ type Client = RunningService<RoleClient, Project>;
 
 /// `devlens serve --tools workspace [extra args]`, started in `cwd`.
 async fn start(data: &Path, cwd: &Path, extra: &[&str], client: Project) -> Client {
-    let mut cmd = tokio::process::Command::new(assert_cmd::cargo::cargo_bin("devlens"));
-    cmd.env("DEVLENS_DATA_DIR", data)
-        .env_remove("DEVLENS_TOOLS")
-        .env_remove("DEVLENS_CONFIG")
-        .env_remove("DEVLENS_WORKSPACE")
-        .current_dir(cwd);
-    let extra: Vec<String> = extra.iter().map(|s| s.to_string()).collect();
-    let transport = TokioChildProcess::new(cmd.configure(|cmd| {
-        cmd.args(["serve", "--tools", "workspace"]).args(&extra);
-    }))
-    .expect("spawn devlens serve");
-    client
-        .serve(transport)
-        .await
-        .expect("initialize over stdio")
-}
-
-async fn call(client: &Client, tool: &str, args: Value) -> CallToolResult {
-    let arguments = args.as_object().cloned().unwrap_or_default();
-    client
-        .call_tool(CallToolRequestParams::new(tool.to_string()).with_arguments(arguments))
-        .await
-        .unwrap_or_else(|e| panic!("{tool} failed at the protocol level: {e}"))
-}
-
-fn text_of(result: &CallToolResult) -> String {
-    result
-        .content
+    let args: Vec<&str> = ["--tools", "workspace"]
         .iter()
-        .filter_map(|c| c.as_text().map(|t| t.text.clone()))
-        .collect::<Vec<_>>()
-        .join("\n")
-}
-
-async fn ok(client: &Client, tool: &str, args: Value) -> (Option<Value>, String) {
-    let result = call(client, tool, args).await;
-    let text = text_of(&result);
-    assert_ne!(result.is_error, Some(true), "{tool}: {text}");
-    (result.structured_content, text)
-}
-
-async fn err(client: &Client, tool: &str, args: Value) -> String {
-    let result = call(client, tool, args).await;
-    let text = text_of(&result);
-    assert_eq!(result.is_error, Some(true), "{tool} should fail: {text}");
-    text
+        .chain(extra)
+        .copied()
+        .collect();
+    let mut cmd = serve_command(data, &args);
+    cmd.current_dir(cwd);
+    connect(client, cmd).await
 }
 
 /// A small front-end project beside a folder it must not reach.
@@ -139,12 +100,12 @@ async fn read_list_search_write_and_edit_inside_the_workspace_only() {
     )
     .await;
 
-    let (_, listed) = ok(&client, "list_files", json!({})).await;
+    let Reply { text: listed, .. } = ok(&client, "list_files", json!({})).await;
     assert_eq!(
         listed, ".gitignore\nsrc/components/Counter.jsx\nsrc/main.jsx",
         "node_modules is gitignored"
     );
-    let (_, found) = ok(
+    let Reply { text: found, .. } = ok(
         &client,
         "search_files",
         json!({"pattern": "useState\\(", "globs": ["*.jsx"]}),
@@ -154,7 +115,9 @@ async fn read_list_search_write_and_edit_inside_the_workspace_only() {
         found,
         "src/components/Counter.jsx:4:  const [n, setN] = useState(0);"
     );
-    let (read, text) = ok(
+    let Reply {
+        data: read, text, ..
+    } = ok(
         &client,
         "read_file",
         json!({"path": "src/components/Counter.jsx", "startLine": 3, "limit": 2}),
@@ -164,9 +127,11 @@ async fn read_list_search_write_and_edit_inside_the_workspace_only() {
         text.starts_with("   3\texport function Counter() {\n   4\t"),
         "{text}"
     );
-    let version = read.unwrap()["version"].as_str().unwrap().to_string();
+    let version = read["version"].as_str().unwrap().to_string();
 
-    let (edited, text) = ok(
+    let Reply {
+        data: edited, text, ..
+    } = ok(
         &client,
         "edit_file",
         json!({
@@ -182,7 +147,7 @@ async fn read_list_search_write_and_edit_inside_the_workspace_only() {
         text.contains("+  const [n, setN] = useState(10);"),
         "{text}"
     );
-    assert_eq!(edited.unwrap()["linesAdded"], 1);
+    assert_eq!(edited["linesAdded"], 1);
     // The same version again: the file changed since, so the edit is refused.
     let stale = err(
         &client,
@@ -207,13 +172,13 @@ async fn read_list_search_write_and_edit_inside_the_workspace_only() {
         "{twice}"
     );
 
-    let (created, _) = ok(
+    let Reply { data: created, .. } = ok(
         &client,
         "write_file",
         json!({"path": "src/components/Title.jsx", "content": "export const Title = () => <h1/>;\n"}),
     )
     .await;
-    assert_eq!(created.unwrap()["created"], true);
+    assert_eq!(created["created"], true);
     assert!(root.join("src/components/Title.jsx").is_file());
 
     // Every way out is refused, and says where files may go.
@@ -272,7 +237,7 @@ async fn a_client_that_names_its_project_works_in_it() {
         },
     )
     .await;
-    let (_, listed) = ok(&client, "list_files", json!({"globs": ["*.jsx"]})).await;
+    let Reply { text: listed, .. } = ok(&client, "list_files", json!({"globs": ["*.jsx"]})).await;
     assert_eq!(listed, "src/components/Counter.jsx\nsrc/main.jsx");
     client.cancel().await.ok();
 
@@ -285,7 +250,7 @@ async fn a_client_that_names_its_project_works_in_it() {
         Project::default(),
     )
     .await;
-    let (_, listed) = ok(&client, "list_files", json!({})).await;
+    let Reply { text: listed, .. } = ok(&client, "list_files", json!({})).await;
     assert_eq!(listed, "notes.md");
     client.cancel().await.ok();
 }

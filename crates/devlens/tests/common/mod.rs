@@ -2,6 +2,9 @@
 
 #![allow(dead_code)]
 
+pub mod http;
+pub mod mcp;
+
 use std::path::{Path, PathBuf};
 
 pub fn fixture(name: &str) -> PathBuf {
