@@ -72,7 +72,7 @@ pub(crate) fn attr(attrs: &str, name: &str) -> Option<String> {
     None
 }
 
-fn is_navigation(tag: &Tag) -> bool {
+fn is_navigation(tag: &Tag<'_>) -> bool {
     if attr(tag.attrs, "role").is_some_and(|r| r == "navigation") {
         return true;
     }
@@ -105,7 +105,7 @@ struct Prose {
     link_chars: usize,
 }
 
-pub fn parse(html: &str) -> Vec<Block> {
+pub(crate) fn parse(html: &str) -> Vec<Block> {
     let mut blocks = Vec::new();
     let mut title: Option<String> = None;
     let mut prose = Prose::default();
@@ -371,7 +371,7 @@ fn collapse_lines(text: &str) -> String {
 
 /// Decodes the entities docs pages use: the XML five, `&nbsp;`, a few typographic ones, and
 /// numeric references. Unknown entities stay as written.
-pub fn decode_entities(text: &str) -> String {
+pub(crate) fn decode_entities(text: &str) -> String {
     if !text.contains('&') {
         return text.to_string();
     }

@@ -8,7 +8,7 @@ use pulldown_cmark::{CodeBlockKind, Event, HeadingLevel, Options, Parser, Tag, T
 
 use crate::blocks::{Block, slug};
 
-pub fn parse(text: &str) -> Vec<Block> {
+pub(crate) fn parse(text: &str) -> Vec<Block> {
     let (front_title, body) = split_front_matter(text);
     let body = drop_mdx_statements(body);
     let options = Options::ENABLE_TABLES

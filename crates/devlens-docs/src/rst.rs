@@ -10,7 +10,7 @@ use crate::blocks::{Block, slug};
 
 const ADORNMENTS: &str = "=-~^\"'`#*+_.:<>";
 
-pub fn parse(text: &str) -> Vec<Block> {
+pub(crate) fn parse(text: &str) -> Vec<Block> {
     let lines: Vec<&str> = text.lines().collect();
     let mut blocks = Vec::new();
     let mut styles: Vec<(char, bool)> = Vec::new();

@@ -3,6 +3,8 @@
 //! of every size (including code blocks far larger than any budget) and, when the test data is
 //! there, on the Node.js API docs.
 
+#![allow(clippy::unwrap_used)] // test code: a panic is a failed assertion
+
 use std::path::{Path, PathBuf};
 
 use devlens_docs::{Docs, DocsError, DocsSource, IngestRequest, QueryDocsInput, tokens};

@@ -1,6 +1,8 @@
 //! The answer cache: a repeated question is answered from memory, the same answer, fast; a
 //! re-ingested version is never answered from the old docs.
 
+#![allow(clippy::unwrap_used)] // test code: a panic is a failed assertion
+
 use std::sync::atomic::Ordering::Relaxed;
 use std::time::Instant;
 

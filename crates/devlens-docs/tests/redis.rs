@@ -5,6 +5,8 @@
 //! Without `redis-server` on PATH the test prints a skip notice and passes, unless
 //! DEVLENS_REQUIRE_REDIS=1 (scripts/test sets it), where it fails.
 
+#![allow(clippy::unwrap_used)] // test code: a panic is a failed assertion
+
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::Ordering::Relaxed;

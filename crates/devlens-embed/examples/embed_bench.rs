@@ -10,6 +10,8 @@
 //! synthetic ones (e.g. what `devlens api bench --semantic --texts-out F --queries-out G` wrote),
 //! so two builds can be compared on the same real texts.
 
+#![allow(clippy::unwrap_used)] // test code: a panic is a failed assertion
+
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 

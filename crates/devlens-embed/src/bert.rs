@@ -80,7 +80,7 @@ struct Layer {
 
 impl Bert {
     /// Loads the weights (named as Hugging Face's `BertModel`, with or without a `bert.` prefix).
-    pub(crate) fn load(vb: VarBuilder, config: &Config) -> candle_core::Result<Self> {
+    pub(crate) fn load(vb: VarBuilder<'_>, config: &Config) -> candle_core::Result<Self> {
         let act = match config.hidden_act.as_str() {
             "gelu" => Act::Gelu,
             "gelu_new" | "gelu_pytorch_tanh" => Act::GeluTanh,
@@ -160,7 +160,7 @@ impl Bert {
 }
 
 impl Layer {
-    fn load(vb: VarBuilder, config: &Config) -> candle_core::Result<Self> {
+    fn load(vb: VarBuilder<'_>, config: &Config) -> candle_core::Result<Self> {
         let (h, inter, eps) = (
             config.hidden_size,
             config.intermediate_size,

@@ -12,7 +12,7 @@ use crate::{Embedder, embedder_from_settings};
 /// How long a failed load is remembered before the next use tries again: long enough that a
 /// search without a model does not re-read folders on every call, short enough that installing
 /// the model under a running server takes effect without a restart.
-pub const RETRY_AFTER: Duration = Duration::from_secs(10);
+pub(crate) const RETRY_AFTER: Duration = Duration::from_secs(10);
 
 /// Why there is no embedder: the message (what to do) and its kind.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -60,7 +60,10 @@ pub(crate) fn load_runtime(library: Option<&Path>) -> Result<&'static Environmen
 
 /// The ONNX file of `model_dir` to run: `preferred` (a path, or a file name under `onnx/`), else
 /// the first of [`ONNX_MODEL_FILES`] that exists.
-pub fn find_onnx_model(model_dir: &Path, preferred: Option<&str>) -> Result<PathBuf, String> {
+pub(crate) fn find_onnx_model(
+    model_dir: &Path,
+    preferred: Option<&str>,
+) -> Result<PathBuf, String> {
     let folder = model_dir.join("onnx");
     if let Some(name) = preferred {
         let direct = PathBuf::from(name);

@@ -2,6 +2,8 @@
 //! test data): agreement with an independent reference, semantics, batching invariants,
 //! truncation, resolution and installation.
 
+#![allow(clippy::unwrap_used)] // test code: a panic is a failed assertion
+
 mod common;
 
 use std::path::Path;

@@ -3,6 +3,8 @@
 //! installs both): float32 agrees with the independent reference like the candle engine, int8
 //! stays close to it and ranks the same way, and `auto` picks ONNX Runtime when it is there.
 
+#![allow(clippy::unwrap_used)] // test code: a panic is a failed assertion
+
 mod common;
 
 use std::path::PathBuf;

@@ -1,6 +1,8 @@
 //! OpenAI, Gemini and Ollama against a local mock server: request shape, batching, retries on
 //! 429/503 honouring `Retry-After`, normalisation, order, and keys kept out of errors.
 
+#![allow(clippy::unwrap_used)] // test code: a panic is a failed assertion
+
 mod common;
 
 use std::sync::Mutex;

@@ -20,7 +20,7 @@ use crate::failure::{Body, Failure, JsonResult, Params};
 
 type Shared = State<Arc<App>>;
 
-pub fn routes(app: Arc<App>) -> Router {
+pub(crate) fn routes(app: Arc<App>) -> Router {
     Router::new()
         .route("/health", get(health))
         .route("/projects", get(projects))

@@ -76,7 +76,7 @@ macro_rules! tool_routes {
     }};
 }
 
-pub fn routes() -> Router<Arc<App>> {
+pub(crate) fn routes() -> Router<Arc<App>> {
     let router = Router::new().route("/browser/connections", get(connections));
     tool_routes!(router,
         "/browser/chrome" => |app, args: browser::ChromeArgs| to_json(&browser::chrome(&app, args).await?)?,

@@ -23,7 +23,7 @@ use crate::failure::{Body, Failure, JsonResult, Params};
 
 type Shared = State<Arc<App>>;
 
-pub fn routes() -> Router<Arc<App>> {
+pub(crate) fn routes() -> Router<Arc<App>> {
     Router::new()
         .route("/docs/libraries", get(libraries).post(add_library))
         .route("/docs/resolve", get(resolve))
@@ -101,7 +101,7 @@ async fn query_post(
 }
 
 /// `/metrics`, outside `/api/` where scrapers look for it.
-pub fn metrics_route(app: Arc<App>) -> Router {
+pub(crate) fn metrics_route(app: Arc<App>) -> Router {
     Router::new()
         .route("/metrics", get(metrics))
         .with_state(app)

@@ -76,7 +76,7 @@ fn header_str(headers: &HeaderMap, name: header::HeaderName) -> Option<&str> {
     headers.get(name).and_then(|v| v.to_str().ok())
 }
 
-pub async fn check_host_and_origin(
+pub(crate) async fn check_host_and_origin(
     State(policy): State<Arc<OriginPolicy>>,
     request: Request,
     next: Next,

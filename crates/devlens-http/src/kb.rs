@@ -32,7 +32,7 @@ type Shared = State<Arc<App>>;
 const SOLUTION_BODY_LIMIT: usize = 8 * 1024 * 1024;
 const IMPORT_BODY_LIMIT: usize = 256 * 1024 * 1024;
 
-pub fn routes() -> Router<Arc<App>> {
+pub(crate) fn routes() -> Router<Arc<App>> {
     Router::new()
         .route(
             "/kb/solutions",

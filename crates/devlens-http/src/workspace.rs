@@ -22,7 +22,7 @@ type Shared = State<Arc<App>>;
 /// A file's text may be up to 10 MB, which JSON escaping can multiply.
 const FILE_BODY_LIMIT: usize = 32 * 1024 * 1024;
 
-pub fn routes() -> Router<Arc<App>> {
+pub(crate) fn routes() -> Router<Arc<App>> {
     Router::new()
         .route("/workspace/file", get(read))
         .route("/workspace/files", get(list))

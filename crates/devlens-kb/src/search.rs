@@ -112,7 +112,7 @@ pub(crate) struct VectorCache {
 }
 
 impl VectorCache {
-    pub fn new(generation: i64, model: &str, dims: usize, loaded: LoadedVectors) -> Self {
+    pub(crate) fn new(generation: i64, model: &str, dims: usize, loaded: LoadedVectors) -> Self {
         let mut cache = Self {
             generation,
             model: model.to_string(),
@@ -134,13 +134,13 @@ impl VectorCache {
     }
 
     /// Solutions with vectors.
-    pub fn solutions(&self) -> usize {
+    pub(crate) fn solutions(&self) -> usize {
         self.ids.len()
     }
 
     /// The `limit` solutions most similar to `query` (a solution scoring as its best chunk),
     /// best first, with that chunk's range.
-    pub fn rank(&self, query: &[f32], limit: usize) -> Vec<SemanticMatch> {
+    pub(crate) fn rank(&self, query: &[f32], limit: usize) -> Vec<SemanticMatch> {
         if query.len() != self.dims || self.dims == 0 || limit == 0 {
             return Vec::new();
         }

@@ -6,11 +6,11 @@ use sha2::{Digest, Sha256};
 use crate::KbError;
 
 /// Longest title accepted (characters): a title is a line, not a document.
-pub const MAX_TITLE_CHARS: usize = 500;
+pub(crate) const MAX_TITLE_CHARS: usize = 500;
 /// Longest text accepted (bytes): a pasted page fits, a database dump does not.
-pub const MAX_TEXT_BYTES: usize = 1_000_000;
+pub(crate) const MAX_TEXT_BYTES: usize = 1_000_000;
 /// Most tags on one solution.
-pub const MAX_TAGS: usize = 32;
+pub(crate) const MAX_TAGS: usize = 32;
 
 /// A solution as stored, listed, exported and imported.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]

@@ -3,6 +3,8 @@
 //! retried when the server is busy, with clear errors when it is misconfigured and the key never
 //! shown.
 
+#![allow(clippy::unwrap_used)] // test code: a panic is a failed assertion
+
 mod common;
 
 use devlens_core::LlmSettings;

@@ -2,6 +2,8 @@
 //! clear errors for bad input; nothing lost when something fails; search that degrades to
 //! keywords (and says so) without a model; a re-embedding that resumes where it stopped.
 
+#![allow(clippy::unwrap_used)] // test code: a panic is a failed assertion
+
 mod common;
 
 use devlens_core::Report;

@@ -26,7 +26,7 @@ use crate::{DevlensServer, reply::reply};
 /// Which spec: a configured project (default: the active one) or a spec location.
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct SpecArgs {
+pub(crate) struct SpecArgs {
     /// Project name from projects.json / devlens.toml. Omit to use the active project.
     #[serde(default, alias = "project")]
     pub project_name: Option<String>,
@@ -43,14 +43,14 @@ impl SpecArgs {
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct ListTagsArgs {
+pub(crate) struct ListTagsArgs {
     #[serde(flatten)]
     pub target: SpecArgs,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct ListEndpointsArgs {
+pub(crate) struct ListEndpointsArgs {
     /// Tag name, as listed by list_api_tags.
     pub tag: String,
     /// Skip this many endpoints (paging).
@@ -65,7 +65,7 @@ pub struct ListEndpointsArgs {
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct EndpointDetailsArgs {
+pub(crate) struct EndpointDetailsArgs {
     /// The operationId, e.g. "issues/create". Or give method and path.
     #[serde(default)]
     pub operation_id: Option<String>,
@@ -81,7 +81,7 @@ pub struct EndpointDetailsArgs {
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct SearchArgs {
+pub(crate) struct SearchArgs {
     /// A natural-language question, e.g. "add a label to an issue". Exactly one of query or tag.
     #[serde(default)]
     pub query: Option<String>,
@@ -106,7 +106,7 @@ pub struct SearchArgs {
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct SemanticSearchArgs {
+pub(crate) struct SemanticSearchArgs {
     /// A natural-language question, e.g. "add a label to an issue". Exactly one of query or tag.
     #[serde(default)]
     pub query: Option<String>,
@@ -128,14 +128,14 @@ pub struct SemanticSearchArgs {
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct IndexArgs {
+pub(crate) struct IndexArgs {
     #[serde(flatten)]
     pub target: SpecArgs,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct BuildIndexArgs {
+pub(crate) struct BuildIndexArgs {
     /// Embed every endpoint again instead of reusing the vectors of unchanged ones.
     #[serde(default)]
     pub force_rebuild: Option<bool>,

@@ -17,7 +17,7 @@ use crate::{DevlensServer, reply::reply};
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct ResolveArgs {
+pub(crate) struct ResolveArgs {
     /// The library or package name as you know it, e.g. "react", "vue", "@vue/runtime-core",
     /// "node:fs". Spelling mistakes are tolerated.
     pub library_name: String,

@@ -21,7 +21,7 @@ use devlens_kb::{
 use crate::{DevlensServer, reply::reply};
 
 #[derive(Debug, Deserialize, JsonSchema)]
-pub struct SaveArgs {
+pub(crate) struct SaveArgs {
     /// Update this saved solution: only the fields given change. Omit to save a new one.
     #[serde(default)]
     pub id: Option<String>,
@@ -42,7 +42,7 @@ pub struct SaveArgs {
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
-pub struct SearchArgs {
+pub(crate) struct SearchArgs {
     /// The problem in your words, e.g. "CORS error on PUT with credentials".
     pub query: String,
     /// semantic (default, by meaning), keyword, or hybrid.
@@ -57,7 +57,7 @@ pub struct SearchArgs {
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
-pub struct AskArgs {
+pub(crate) struct AskArgs {
     /// The question.
     pub query: String,
     /// Sources to retrieve, 1–50 (default 5).
@@ -75,7 +75,7 @@ pub struct AskArgs {
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
-pub struct IdArgs {
+pub(crate) struct IdArgs {
     /// The solution's id, from search_solutions or ask_knowledge_base.
     pub id: String,
 }

@@ -7,21 +7,21 @@ use serde::Serialize;
 use devlens_app::{Classify, Report};
 
 /// A successful result: `text` is what the model reads, `value` goes in `structuredContent`.
-pub fn structured<T: Serialize>(text: String, value: &T) -> CallToolResult {
+pub(crate) fn structured<T: Serialize>(text: String, value: &T) -> CallToolResult {
     let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
     result.structured_content = serde_json::to_value(value).ok();
     result
 }
 
 /// A failed call the model can act on: the message says what to do next.
-pub fn failure(message: impl std::fmt::Display) -> CallToolResult {
+pub(crate) fn failure(message: impl std::fmt::Display) -> CallToolResult {
     CallToolResult::error(vec![ContentBlock::text(message.to_string())])
 }
 
 /// The reply to an application call: the result's compact text and its structured form, or the
 /// error's message as an `isError` result (the model is the one who can fix its call, and MCP
 /// clients hide protocol errors from it).
-pub fn reply<T: Report, E: Classify>(result: Result<T, E>) -> CallToolResult {
+pub(crate) fn reply<T: Report, E: Classify>(result: Result<T, E>) -> CallToolResult {
     match result {
         Ok(value) => structured(value.to_text(), &value),
         Err(e) => failure(e),
@@ -29,7 +29,7 @@ pub fn reply<T: Report, E: Classify>(result: Result<T, E>) -> CallToolResult {
 }
 
 /// Results that read as compact text.
-pub trait Textual: Serialize {
+pub(crate) trait Textual: Serialize {
     fn text(&self) -> String;
 }
 
@@ -47,7 +47,7 @@ pub(crate) use textual;
 
 /// A browser or debugger result as a tool reply: its text and structured form, or the error's
 /// message. (`Textual` until those results implement `Report`.)
-pub fn respond<T: Textual>(result: Result<T, devlens_app::AppError>) -> CallToolResult {
+pub(crate) fn respond<T: Textual>(result: Result<T, devlens_app::AppError>) -> CallToolResult {
     match result {
         Ok(value) => structured(value.text(), &value),
         Err(e) => failure(e),

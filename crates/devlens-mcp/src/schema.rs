@@ -15,7 +15,7 @@ const RUST_NUMBER_FORMATS: &[&str] = &[
 
 /// An input schema as a model needs it: optional arguments without their `null` alternatives,
 /// enums referenced once inlined, no Rust formats or implied bounds.
-pub fn compact_input_schema(schema: &mut Map<String, Value>) {
+pub(crate) fn compact_input_schema(schema: &mut Map<String, Value>) {
     schema.remove("$schema");
     if let Some(Value::Object(defs)) = schema.get_mut("$defs") {
         for definition in defs.values_mut() {
@@ -152,7 +152,7 @@ fn inline_refs(value: &mut Value, single: &Map<String, Value>) {
 
 /// An output schema without `$schema` and Rust formats. Its `null`s stay: clients validate the
 /// structured content against it.
-pub fn compact_output_schema(schema: &mut Map<String, Value>) {
+pub(crate) fn compact_output_schema(schema: &mut Map<String, Value>) {
     schema.remove("$schema");
     strip_rust_formats(schema);
 }

@@ -193,7 +193,7 @@ pub(crate) struct Visibility {
 }
 
 impl Visibility {
-    pub fn new(dynamic: bool) -> Self {
+    pub(crate) fn new(dynamic: bool) -> Self {
         Self {
             dynamic,
             hidden: Mutex::default(),
@@ -203,7 +203,7 @@ impl Visibility {
         }
     }
 
-    pub fn dynamic(&self) -> bool {
+    pub(crate) fn dynamic(&self) -> bool {
         self.dynamic
     }
 
@@ -212,12 +212,12 @@ impl Visibility {
         self.hidden.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    pub fn is_hidden(&self, tool: &str) -> bool {
+    pub(crate) fn is_hidden(&self, tool: &str) -> bool {
         self.hidden_set().contains(tool)
     }
 
     /// The tools of `all` to list in `state` (`None`: a fixed list), minus the hidden ones.
-    pub fn select(&self, all: &[Tool], state: Option<ToolState>) -> Vec<Tool> {
+    pub(crate) fn select(&self, all: &[Tool], state: Option<ToolState>) -> Vec<Tool> {
         let hidden = self.hidden_set();
         all.iter()
             .filter(|t| !hidden.contains(t.name.as_ref()))
@@ -229,7 +229,7 @@ impl Visibility {
     /// Records the list the client now has or should have; a list that differs from the one
     /// it had is announced. `asked`: the client changed it (hide/show), so it is announced even
     /// before the client ever listed; otherwise the first list is only a baseline.
-    pub fn record(&self, names: Vec<String>, asked: bool) {
+    pub(crate) fn record(&self, names: Vec<String>, asked: bool) {
         let mut seen = self.seen.lock().unwrap_or_else(|e| e.into_inner());
         let changed = match seen.as_ref() {
             Some(s) => *s != names,
@@ -243,32 +243,36 @@ impl Visibility {
     }
 
     /// Marks that the client has the current list without being told (it just listed).
-    pub fn record_listed(&self, names: Vec<String>) {
+    pub(crate) fn record_listed(&self, names: Vec<String>) {
         *self.seen.lock().unwrap_or_else(|e| e.into_inner()) = Some(names);
     }
 
-    pub fn subscribe(&self) -> watch::Receiver<u64> {
+    pub(crate) fn subscribe(&self) -> watch::Receiver<u64> {
         self.changes.subscribe()
     }
 
     /// How many changes there have been.
-    pub fn version(&self) -> u64 {
+    pub(crate) fn version(&self) -> u64 {
         *self.changes.borrow()
     }
 
     /// A `subscriptions/listen` is about to be acknowledged: its announcer starts from here, so
     /// a change the client makes right after the acknowledgment is not missed.
-    pub fn listen_requested(&self) {
+    pub(crate) fn listen_requested(&self) {
         self.listen_from.store(self.version(), Ordering::SeqCst);
     }
 
-    pub fn listen_from(&self) -> u64 {
+    pub(crate) fn listen_from(&self) -> u64 {
         self.listen_from.load(Ordering::SeqCst)
     }
 
     /// Hides the tools `entries` name (names, globs, family names) among `offered`. All or
     /// nothing: an entry that matches no tool changes nothing and comes back in the error.
-    pub fn hide(&self, offered: &[&str], entries: &[String]) -> Result<Change, Vec<Unmatched>> {
+    pub(crate) fn hide(
+        &self,
+        offered: &[&str],
+        entries: &[String],
+    ) -> Result<Change, Vec<Unmatched>> {
         let resolved = resolve(offered, entries)?;
         let mut change = Change::default();
         let mut hidden = self.hidden_set();
@@ -286,7 +290,11 @@ impl Visibility {
     }
 
     /// Shows hidden tools again (same entries as `hide`).
-    pub fn show(&self, offered: &[&str], entries: &[String]) -> Result<Change, Vec<Unmatched>> {
+    pub(crate) fn show(
+        &self,
+        offered: &[&str],
+        entries: &[String],
+    ) -> Result<Change, Vec<Unmatched>> {
         let resolved = resolve(offered, entries)?;
         let mut change = Change::default();
         let mut hidden = self.hidden_set();
@@ -305,7 +313,7 @@ impl Visibility {
 /// What hide or show did.
 #[derive(Debug, Default, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct Change {
+pub(crate) struct Change {
     /// Tools this call hid (or showed).
     pub changed: Vec<String>,
     /// Tools that already were hidden (or listed).
@@ -324,13 +332,13 @@ pub struct Change {
 
 /// An entry of hide_tools / show_tools that names no tool.
 #[derive(Debug, PartialEq)]
-pub struct Unmatched {
+pub(crate) struct Unmatched {
     pub entry: String,
     pub reason: String,
 }
 
 /// `*` (any run) and `?` (one character), case-insensitive.
-pub fn glob_match(pattern: &str, name: &str) -> bool {
+pub(crate) fn glob_match(pattern: &str, name: &str) -> bool {
     let p: Vec<char> = pattern.to_lowercase().chars().collect();
     let n: Vec<char> = name.to_lowercase().chars().collect();
     // Iterative matching with one backtrack point: linear in practice, no recursion.
@@ -448,7 +456,7 @@ fn unmatched_message(tool: &str, unmatched: &[Unmatched]) -> String {
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
-pub struct ToolsArgs {
+pub(crate) struct ToolsArgs {
     /// Tool names, glob patterns ("*css*", "chrome_*") or families (api, browser, debugger, docs,
     /// kb, workspace).
     #[serde(default)]

@@ -8,6 +8,8 @@
 //! Prints top-1/3/5 and MRR for each endpoint-text variant × query variant, semantic alone and
 //! fused with BM25. What won is what `semantic::endpoint_text` / `query_text` ship.
 
+#![allow(clippy::unwrap_used)] // test code: a panic is a failed assertion
+
 use std::collections::HashMap;
 
 use devlens_embed::{Embedder, LocalBert};

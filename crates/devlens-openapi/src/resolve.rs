@@ -74,7 +74,7 @@ impl fmt::Display for RefError {
 }
 
 impl DocSet {
-    pub fn new(root: Document) -> DocSet {
+    pub(crate) fn new(root: Document) -> DocSet {
         let mut set = DocSet {
             docs: Vec::new(),
             by_url: HashMap::new(),
@@ -84,7 +84,7 @@ impl DocSet {
     }
 
     /// Adds a document; returns its id (the existing one if that URL is already loaded).
-    pub fn add(&mut self, doc: Document) -> DocId {
+    pub(crate) fn add(&mut self, doc: Document) -> DocId {
         if let Some(key) = doc.url.as_ref().map(doc_key)
             && let Some(&id) = self.by_url.get(&key)
         {
@@ -98,33 +98,33 @@ impl DocSet {
         id
     }
 
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.docs.len()
     }
 
-    pub fn contains_url(&self, url: &Url) -> bool {
+    pub(crate) fn contains_url(&self, url: &Url) -> bool {
         self.by_url.contains_key(&doc_key(url))
     }
 
-    pub fn doc(&self, id: DocId) -> Option<&Document> {
+    pub(crate) fn doc(&self, id: DocId) -> Option<&Document> {
         self.docs.get(id)
     }
 
-    pub fn root(&self) -> &Value {
+    pub(crate) fn root(&self) -> &Value {
         self.docs.get(ROOT).map_or(&Value::Null, |d| &d.value)
     }
 
-    pub fn root_mut(&mut self) -> Option<&mut Value> {
+    pub(crate) fn root_mut(&mut self) -> Option<&mut Value> {
         self.docs.get_mut(ROOT).map(|d| &mut d.value)
     }
 
-    pub fn value(&self, id: DocId) -> &Value {
+    pub(crate) fn value(&self, id: DocId) -> &Value {
         self.docs.get(id).map_or(&Value::Null, |d| &d.value)
     }
 
     /// The absolute URL of the document a ref names (without fragment), when it names another
     /// document; `Ok(None)` for a local ref.
-    pub fn target_url(&self, reference: &str, from: DocId) -> Result<Option<Url>, RefError> {
+    pub(crate) fn target_url(&self, reference: &str, from: DocId) -> Result<Option<Url>, RefError> {
         let doc_part = reference.split('#').next().unwrap_or("");
         if doc_part.is_empty() {
             return Ok(None);
@@ -147,7 +147,7 @@ impl DocSet {
     }
 
     /// Where a ref points: the document and the decoded JSON pointer (without the `#`).
-    pub fn locate(&self, reference: &str, from: DocId) -> Result<(DocId, String), RefError> {
+    pub(crate) fn locate(&self, reference: &str, from: DocId) -> Result<(DocId, String), RefError> {
         let fragment = reference.split_once('#').map_or("", |(_, f)| f);
         let doc = match self.target_url(reference, from)? {
             None => from,
@@ -164,7 +164,7 @@ impl DocSet {
     }
 
     /// Resolves one ref (following further refs only where the pointer has to pass through one).
-    pub fn resolve(&self, reference: &str, from: DocId) -> Result<Resolved<'_>, RefError> {
+    pub(crate) fn resolve(&self, reference: &str, from: DocId) -> Result<Resolved<'_>, RefError> {
         let (doc, pointer) = self.locate(reference, from)?;
         self.pointer(doc, &pointer)
     }
@@ -174,7 +174,7 @@ impl DocSet {
     /// Where a pointer steps into an object that is itself a `$ref` and lacks the next key, the
     /// ref is followed: `#/paths/~1pets/get/responses/200/content` should work when that
     /// response is a ref, as most tools allow.
-    pub fn pointer(&self, doc: DocId, pointer: &str) -> Result<Resolved<'_>, RefError> {
+    pub(crate) fn pointer(&self, doc: DocId, pointer: &str) -> Result<Resolved<'_>, RefError> {
         let mut cur = Resolved {
             doc,
             value: self.value(doc),
@@ -231,7 +231,11 @@ impl DocSet {
 
     /// Follows `$ref` until reaching a value that is not a ref. Used for parameters, responses,
     /// request bodies and path items, which (unlike schemas) cannot legitimately be recursive.
-    pub fn deref<'a>(&'a self, value: &'a Value, doc: DocId) -> Result<Resolved<'a>, RefError> {
+    pub(crate) fn deref<'a>(
+        &'a self,
+        value: &'a Value,
+        doc: DocId,
+    ) -> Result<Resolved<'a>, RefError> {
         let mut cur = Resolved { doc, value };
         for _ in 0..MAX_HOPS {
             match cur.value.get("$ref").and_then(Value::as_str) {
@@ -244,7 +248,7 @@ impl DocSet {
 
     /// A ref as a person should read it: local refs as written (`#/components/schemas/Pet`),
     /// refs into other documents with that document's file name (`pet.yaml#/Pet`).
-    pub fn display_ref(&self, doc: DocId, pointer: &str) -> String {
+    pub(crate) fn display_ref(&self, doc: DocId, pointer: &str) -> String {
         let escaped = pointer.replace('%', "%25");
         if doc == ROOT {
             return format!("#{escaped}");

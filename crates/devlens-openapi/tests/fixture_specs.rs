@@ -1,6 +1,8 @@
 //! Behaviour on small fixture specs under `tests/fixtures/`: what a user (or an agent) sees in
 //! tags, endpoint lists, details JSON, the text form and error messages.
 
+#![allow(clippy::unwrap_used)] // test code: a panic is a failed assertion
+
 use devlens_core::Report;
 use std::path::PathBuf;
 use std::sync::Arc;

@@ -4,6 +4,8 @@
 //! The embedder here is a deterministic bag-of-words hasher, so these tests exercise the index
 //! mechanics quickly; the real model runs in the CLI and MCP end-to-end tests.
 
+#![allow(clippy::unwrap_used)] // test code: a panic is a failed assertion
+
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};

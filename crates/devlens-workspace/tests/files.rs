@@ -1,6 +1,8 @@
 //! The workspace as a tool uses it: paths that try to leave it are refused with nothing
 //! written, and edits either apply whole or change nothing.
 
+#![allow(clippy::unwrap_used)] // test code: a panic is a failed assertion
+
 use std::path::Path;
 use std::sync::Arc;
 
@@ -115,7 +117,12 @@ fn a_read_only_workspace_reads_but_never_writes() {
     }
     assert!(!f.ws.root().join("src/new.js").exists());
     // The artifacts folder stays writable (screenshots); the rest of the data dir never is.
-    let shot = f.dir.path().join("data/artifacts/shot.txt").display().to_string();
+    let shot = f
+        .dir
+        .path()
+        .join("data/artifacts/shot.txt")
+        .display()
+        .to_string();
     assert!(f.ws.write_file(&shot, "x").is_ok());
     let config = f.dir.path().join("data/config.toml").display().to_string();
     assert!(f.ws.write_file(&config, "x").is_err());

@@ -16,7 +16,7 @@ fn selector(target: &SpecArgs) -> SpecSelector {
     spec_selector(target.project.clone(), target.spec.clone())
 }
 
-pub async fn run(mut config: Config, command: ApiCommand) -> anyhow::Result<()> {
+pub(crate) async fn run(mut config: Config, command: ApiCommand) -> anyhow::Result<()> {
     if let ApiCommand::Index {
         provider: Some(provider),
         ..

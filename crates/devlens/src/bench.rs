@@ -18,7 +18,7 @@ use devlens_search::Retrieval;
 
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct BenchReport {
+pub(crate) struct BenchReport {
     pub spec: String,
     pub bytes: usize,
     pub operations: usize,
@@ -41,7 +41,7 @@ pub struct BenchReport {
 
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct SemanticBench {
+pub(crate) struct SemanticBench {
     pub model: String,
     /// The local model's engine: `candle` or `onnx (<file>)`.
     pub engine: String,
@@ -58,7 +58,7 @@ pub struct SemanticBench {
 }
 
 impl BenchReport {
-    pub fn to_text(&self) -> String {
+    pub(crate) fn to_text(&self) -> String {
         format!(
             "{} ({:.1} MB, {} operations, {} runs)\n\
              load   p50 {:.1} ms\nindex  p50 {:.1} ms\n\
@@ -136,7 +136,7 @@ fn sample_queries(spec: &ApiSpec, count: usize) -> Vec<String> {
 
 /// Where to write the exact texts the semantic part embeds, for comparisons with other tools.
 #[derive(Debug, Default)]
-pub struct Dump<'a> {
+pub(crate) struct Dump<'a> {
     /// The endpoint strings (`endpoint_text`), in operation order.
     pub texts: Option<&'a Path>,
     /// The timed questions, as embedded.
@@ -151,7 +151,7 @@ fn write_json_list(path: Option<&Path>, items: &[String]) -> anyhow::Result<()> 
     Ok(())
 }
 
-pub async fn run(
+pub(crate) async fn run(
     path: &Path,
     runs: usize,
     queries: usize,

@@ -20,7 +20,7 @@ use crate::output;
 /// load, so late `fetch`es and the errors they cause are in the answer.
 const SETTLE_TIMEOUT: Duration = Duration::from_secs(5);
 
-pub async fn run(args: BrowserArgs) -> anyhow::Result<()> {
+pub(crate) async fn run(args: BrowserArgs) -> anyhow::Result<()> {
     check_arguments(&args)?;
     let sessions = BrowserSessions::new();
     let outcome = run_with(&sessions, &args).await;

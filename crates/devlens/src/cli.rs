@@ -11,7 +11,7 @@ use clap::{Args, Parser, Subcommand};
     about = "Browser, API, docs and knowledge tools for AI coding agents — over MCP, CLI and HTTP",
     propagate_version = true
 )]
-pub struct Cli {
+pub(crate) struct Cli {
     #[command(flatten)]
     pub global: GlobalArgs,
     #[command(subcommand)]
@@ -19,7 +19,7 @@ pub struct Cli {
 }
 
 #[derive(Debug, Args)]
-pub struct GlobalArgs {
+pub(crate) struct GlobalArgs {
     /// Where devlens stores its data [default: the platform data dir, e.g. ~/.local/share/devlens]
     #[arg(long, global = true, env = "DEVLENS_DATA_DIR", value_name = "DIR")]
     pub data_dir: Option<PathBuf>,
@@ -32,7 +32,7 @@ pub struct GlobalArgs {
 }
 
 impl GlobalArgs {
-    pub fn overrides(&self) -> devlens_core::ConfigOverrides {
+    pub(crate) fn overrides(&self) -> devlens_core::ConfigOverrides {
         devlens_core::ConfigOverrides {
             data_dir: self.data_dir.clone(),
             config_file: self.config.clone(),
@@ -41,7 +41,7 @@ impl GlobalArgs {
 }
 
 #[derive(Debug, Subcommand)]
-pub enum Command {
+pub(crate) enum Command {
     /// Run the MCP server: stdio by default, or Streamable HTTP + REST API with --http
     Serve(ServeArgs),
     /// Explore OpenAPI/Swagger specs: tags, endpoints, details, search
@@ -64,7 +64,7 @@ pub enum Command {
 }
 
 #[derive(Debug, Args)]
-pub struct BrowserArgs {
+pub(crate) struct BrowserArgs {
     #[command(flatten)]
     pub browser: BrowserChoice,
     #[command(subcommand)]
@@ -74,7 +74,7 @@ pub struct BrowserArgs {
 /// Which browser a command uses: a headless one launched for the command (closed after), or a
 /// running Chrome.
 #[derive(Debug, Args)]
-pub struct BrowserChoice {
+pub(crate) struct BrowserChoice {
     /// Use a running Chrome instead of launching one: a port (9222), host:port, http://host:port
     /// or a ws:// DevTools URL (start Chrome with --remote-debugging-port=9222)
     #[arg(long, global = true, value_name = "ENDPOINT")]
@@ -96,7 +96,7 @@ pub struct BrowserChoice {
 
 /// The page a command looks at: loaded from --url, or the current page of a --connect tab.
 #[derive(Debug, Args, Clone)]
-pub struct PageArgs {
+pub(crate) struct PageArgs {
     /// Load this URL first (required unless --connect names a browser with the page open)
     #[arg(long, value_name = "URL")]
     pub url: Option<String>,
@@ -106,7 +106,7 @@ pub struct PageArgs {
 }
 
 #[derive(Debug, Subcommand)]
-pub enum BrowserCommand {
+pub(crate) enum BrowserCommand {
     /// Load a URL: final URL, HTTP status, title, console errors and failed requests of the load
     /// (exit status 1 when the document failed or returned 4xx/5xx)
     Open {
@@ -227,7 +227,7 @@ pub enum BrowserCommand {
 }
 
 #[derive(Debug, Subcommand)]
-pub enum ModelCommand {
+pub(crate) enum ModelCommand {
     /// Install the model into the data dir: from the Hugging Face hub, or from a local folder
     Install {
         /// A folder holding config.json, tokenizer.json and model.safetensors (no download)
@@ -244,7 +244,7 @@ pub enum ModelCommand {
 }
 
 #[derive(Debug, Args)]
-pub struct ServeArgs {
+pub(crate) struct ServeArgs {
     /// Serve HTTP on this address instead of stdio: MCP at /mcp, REST under /api/
     #[arg(long, value_name = "ADDR", num_args = 0..=1, default_missing_value = "127.0.0.1:7878")]
     pub http: Option<String>,
@@ -263,7 +263,7 @@ pub struct ServeArgs {
 
 /// The project folder tools read and write.
 #[derive(Debug, Args, Clone)]
-pub struct WorkspaceArgs {
+pub(crate) struct WorkspaceArgs {
     /// The project folder: every file a tool reads or writes (and every screenshot or saved
     /// body) stays inside it or the data dir [default: the client's MCP root, else the current
     /// directory]
@@ -280,7 +280,7 @@ fn parse_families(list: &str) -> Result<devlens_mcp::ToolFamilies, String> {
 
 /// Which spec a command is about.
 #[derive(Debug, Args, Clone)]
-pub struct SpecArgs {
+pub(crate) struct SpecArgs {
     /// A spec file or http(s) URL (JSON or YAML; OpenAPI 3.x or Swagger 2.0)
     #[arg(long, value_name = "PATH_OR_URL", conflicts_with = "project")]
     pub spec: Option<String>,
@@ -290,7 +290,7 @@ pub struct SpecArgs {
 }
 
 #[derive(Debug, Subcommand)]
-pub enum ApiCommand {
+pub(crate) enum ApiCommand {
     /// List tags with their endpoint counts
     Tags {
         #[command(flatten)]
@@ -412,7 +412,7 @@ pub enum ApiCommand {
 }
 
 #[derive(Debug, Subcommand)]
-pub enum ProjectCommand {
+pub(crate) enum ProjectCommand {
     /// List projects and which one is active
     List {
         #[arg(long)]

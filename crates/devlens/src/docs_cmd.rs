@@ -18,13 +18,13 @@ use crate::output::{print, report};
 use crate::progress::ProgressLine;
 
 #[derive(Debug, Args)]
-pub struct DocsArgs {
+pub(crate) struct DocsArgs {
     #[command(subcommand)]
     pub command: DocsCommand,
 }
 
 #[derive(Debug, Subcommand)]
-pub enum DocsCommand {
+pub(crate) enum DocsCommand {
     /// Ingest a library's docs (Markdown, MDX, reStructuredText, HTML, text); re-adding a version
     /// replaces it
     // `--version` names the docs' version here, not devlens'.
@@ -147,7 +147,7 @@ struct Removed {
     removed: bool,
 }
 
-pub async fn run(config: Config, args: DocsArgs) -> anyhow::Result<()> {
+pub(crate) async fn run(config: Config, args: DocsArgs) -> anyhow::Result<()> {
     // The bench works in a scratch registry: it opens none of the user's.
     let command = match args.command {
         DocsCommand::Bench {

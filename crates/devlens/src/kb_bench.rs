@@ -23,7 +23,7 @@ use crate::output::print;
 use crate::progress::ProgressLine;
 
 #[derive(Debug, Args)]
-pub struct KbBenchArgs {
+pub(crate) struct KbBenchArgs {
     /// Real solutions to save (an export file), e.g. crates/devlens-kb/tests/golden/solutions.json
     #[arg(long, value_name = "FILE")]
     corpus: PathBuf,
@@ -263,7 +263,7 @@ fn generated(corpus: &[Solution], n: usize) -> Vec<Solution> {
         .collect()
 }
 
-pub async fn run(config: Config, args: KbBenchArgs) -> anyhow::Result<()> {
+pub(crate) async fn run(config: Config, args: KbBenchArgs) -> anyhow::Result<()> {
     let corpus_text = std::fs::read_to_string(&args.corpus)
         .with_context(|| format!("cannot read {}", args.corpus.display()))?;
     let corpus: ExportFile = serde_json::from_str(&corpus_text).with_context(|| {

@@ -19,14 +19,14 @@ use crate::output::{line, report};
 use crate::progress::ProgressLine;
 
 #[derive(Debug, Args)]
-pub struct KbArgs {
+pub(crate) struct KbArgs {
     #[command(subcommand)]
     pub command: KbCommand,
 }
 
 /// Where a solution's text comes from.
 #[derive(Debug, Args)]
-pub struct TextSource {
+pub(crate) struct TextSource {
     /// The solution's text
     #[arg(long, conflicts_with = "file")]
     pub text: Option<String>,
@@ -46,7 +46,7 @@ impl TextSource {
 }
 
 #[derive(Debug, Subcommand)]
-pub enum KbCommand {
+pub(crate) enum KbCommand {
     /// Save a solution (embedded now, so semantic search finds it at once)
     Add {
         #[arg(long)]
@@ -198,7 +198,7 @@ fn read_input(path: &Path) -> anyhow::Result<String> {
     })
 }
 
-pub async fn run(config: Config, args: KbArgs) -> anyhow::Result<()> {
+pub(crate) async fn run(config: Config, args: KbArgs) -> anyhow::Result<()> {
     match args.command {
         // The benchmark works in a temporary knowledge base, never the user's.
         KbCommand::Bench(bench) => crate::kb_bench::run(config, bench).await,

@@ -71,7 +71,7 @@ fn check(dir: &std::path::Path, config: &Config) -> ModelReport {
     }
 }
 
-pub async fn run(config: Config, command: ModelCommand) -> anyhow::Result<()> {
+pub(crate) async fn run(config: Config, command: ModelCommand) -> anyhow::Result<()> {
     match command {
         ModelCommand::Install { from, json } => {
             let dir = match from {

@@ -8,7 +8,7 @@ use serde::Serialize;
 use devlens_app::Report;
 
 /// Writes one line to stdout; a reader that went away is not an error.
-pub fn line(text: &str) -> anyhow::Result<()> {
+pub(crate) fn line(text: &str) -> anyhow::Result<()> {
     let mut out = std::io::stdout().lock();
     match writeln!(out, "{text}").and_then(|()| out.flush()) {
         Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(e.into()),
@@ -17,7 +17,7 @@ pub fn line(text: &str) -> anyhow::Result<()> {
 }
 
 /// `value` as pretty JSON when `json`, else `text()`.
-pub fn print<T: Serialize>(
+pub(crate) fn print<T: Serialize>(
     json: bool,
     value: &T,
     text: impl FnOnce() -> String,
@@ -30,6 +30,6 @@ pub fn print<T: Serialize>(
 }
 
 /// A result: pretty JSON when `json`, else its compact text.
-pub fn report<T: Report>(json: bool, value: &T) -> anyhow::Result<()> {
+pub(crate) fn report<T: Report>(json: bool, value: &T) -> anyhow::Result<()> {
     print(json, value, || value.to_text())
 }

@@ -4,7 +4,7 @@
 use std::io::{IsTerminal, Write};
 use std::sync::Mutex;
 
-pub struct ProgressLine {
+pub(crate) struct ProgressLine {
     label: &'static str,
     terminal: bool,
     /// Last tenth reported when not on a terminal.
@@ -12,7 +12,7 @@ pub struct ProgressLine {
 }
 
 impl ProgressLine {
-    pub fn new(label: &'static str) -> Self {
+    pub(crate) fn new(label: &'static str) -> Self {
         Self {
             label,
             terminal: std::io::stderr().is_terminal(),
@@ -20,7 +20,7 @@ impl ProgressLine {
         }
     }
 
-    pub fn update(&self, done: usize, total: usize) {
+    pub(crate) fn update(&self, done: usize, total: usize) {
         if total == 0 {
             return;
         }
@@ -44,7 +44,7 @@ impl ProgressLine {
         }
     }
 
-    pub fn finish(&self) {
+    pub(crate) fn finish(&self) {
         if self.terminal {
             eprintln!();
         }

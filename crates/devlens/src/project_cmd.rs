@@ -6,7 +6,7 @@ use devlens_core::{Config, ProjectRegistry};
 
 use crate::cli::ProjectCommand;
 
-pub fn run(config: Config, command: ProjectCommand) -> anyhow::Result<()> {
+pub(crate) fn run(config: Config, command: ProjectCommand) -> anyhow::Result<()> {
     let mut registry = ProjectRegistry::load(&config)?;
     match command {
         ProjectCommand::List { json } => {

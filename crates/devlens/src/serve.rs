@@ -12,7 +12,7 @@ use devlens_mcp::{DevlensServer, McpOptions};
 
 use crate::cli::ServeArgs;
 
-pub async fn run(config: Config, args: ServeArgs) -> anyhow::Result<()> {
+pub(crate) async fn run(config: Config, args: ServeArgs) -> anyhow::Result<()> {
     config.data_dir.ensure()?;
     let http = args.http.or_else(|| config.file.server.http.clone());
     let policy = OriginPolicy::new(

@@ -15,7 +15,7 @@ use crate::cli::WorkspaceArgs;
 use crate::output::report;
 
 #[derive(Debug, Args)]
-pub struct WorkspaceCmd {
+pub(crate) struct WorkspaceCmd {
     #[command(flatten)]
     pub workspace: WorkspaceArgs,
     #[command(subcommand)]
@@ -23,7 +23,7 @@ pub struct WorkspaceCmd {
 }
 
 #[derive(Debug, Subcommand)]
-pub enum WorkspaceCommand {
+pub(crate) enum WorkspaceCommand {
     /// Print a text file's lines, numbered
     Read {
         /// Relative to the workspace
@@ -76,7 +76,7 @@ pub enum WorkspaceCommand {
     },
 }
 
-pub async fn run(config: Config, args: WorkspaceCmd) -> anyhow::Result<()> {
+pub(crate) async fn run(config: Config, args: WorkspaceCmd) -> anyhow::Result<()> {
     let root = args
         .workspace
         .workspace

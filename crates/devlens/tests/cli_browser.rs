@@ -5,6 +5,8 @@
 //! Without Chromium the tests print a skip notice and pass, unless DEVLENS_REQUIRE_BROWSER=1,
 //! where they fail saying what is missing.
 
+#![allow(clippy::unwrap_used)] // test code: a panic is a failed assertion
+
 mod common;
 
 use std::path::Path;

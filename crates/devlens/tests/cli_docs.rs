@@ -1,6 +1,8 @@
 //! The `devlens docs` commands, as a user or a script runs them: ingest, list, resolve, query and
 //! eval, with the `--json` shapes of the CLI contract.
 
+#![allow(clippy::unwrap_used)] // test code: a panic is a failed assertion
+
 mod common;
 
 use std::path::{Path, PathBuf};

@@ -1,6 +1,8 @@
 //! The `devlens kb` commands, as a user or a script runs them, with the `--json` shapes of the
 //! CLI contract.
 
+#![allow(clippy::unwrap_used)] // test code: a panic is a failed assertion
+
 mod common;
 
 use std::path::Path;

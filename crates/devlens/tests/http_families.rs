@@ -3,6 +3,8 @@
 //! MCP client gets, as JSON, and every failure as `{"error", "kind"}` with the status its kind
 //! maps to. (The knowledge base has its own file, http_kb.rs.)
 
+#![allow(clippy::unwrap_used)] // test code: a panic is a failed assertion
+
 mod common;
 
 use std::path::Path;

@@ -2,6 +2,8 @@
 //! (`resolve_library_id`, `query_docs`, good calls and bad ones), and the REST endpoints answer
 //! the same over HTTP.
 
+#![allow(clippy::unwrap_used)] // test code: a panic is a failed assertion
+
 mod common;
 
 use common::mcp::call;

@@ -1,6 +1,8 @@
 //! End to end over MCP: a real rmcp client drives `devlens serve` over stdio and over Streamable
 //! HTTP, lists the tools and calls every one of them, good calls and bad ones.
 
+#![allow(clippy::unwrap_used)] // test code: a panic is a failed assertion
+
 mod common;
 
 use common::mcp::{call, text_of};

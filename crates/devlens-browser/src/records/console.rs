@@ -212,7 +212,7 @@ pub(crate) struct ConsoleBuffer {
 }
 
 impl ConsoleBuffer {
-    pub fn new(capacity: usize) -> Self {
+    pub(crate) fn new(capacity: usize) -> Self {
         Self {
             entries: VecDeque::new(),
             capacity: capacity.max(1),
@@ -224,16 +224,16 @@ impl ConsoleBuffer {
     }
 
     /// The tab's main frame committed a new document: later reads show its entries only.
-    pub fn new_page(&mut self) {
+    pub(crate) fn new_page(&mut self) {
         self.page_start = self.next_id;
     }
 
     /// The id the next entry will get; entries with a smaller id happened before now.
-    pub fn mark(&self) -> u64 {
+    pub(crate) fn mark(&self) -> u64 {
         self.next_id
     }
 
-    pub fn push(
+    pub(crate) fn push(
         &mut self,
         level: ConsoleLevel,
         text: String,
@@ -275,7 +275,7 @@ impl ConsoleBuffer {
         });
     }
 
-    pub fn query(&mut self, q: &ConsoleQuery) -> ConsoleLogs {
+    pub(crate) fn query(&mut self, q: &ConsoleQuery) -> ConsoleLogs {
         let limit = q.limit.unwrap_or(DEFAULT_LIMIT).clamp(1, MAX_LIMIT);
         let min_id = if q.since_last_read {
             self.read_cursor + 1
@@ -318,7 +318,7 @@ impl ConsoleBuffer {
     }
 
     /// Entries with `id >= mark`, at least `min_level`, the newest `limit`, and how many more.
-    pub fn since(
+    pub(crate) fn since(
         &self,
         mark: u64,
         min_level: ConsoleLevel,

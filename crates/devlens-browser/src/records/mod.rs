@@ -74,7 +74,7 @@ pub(crate) struct PageState {
 
 impl PageState {
     /// A new document replaced the old one: what pointed into the old one is void.
-    pub fn on_new_document(&mut self) {
+    pub(crate) fn on_new_document(&mut self) {
         self.refs.clear();
         self.remote_sessions.clear();
     }
@@ -108,22 +108,22 @@ impl TabState {
     }
 
     /// The tab has gone (closed by devlens, by the page, or by someone else).
-    pub fn mark_closed(&self) {
+    pub(crate) fn mark_closed(&self) {
         if !self.closed.swap(true, Ordering::SeqCst) {
             self.closed_signal.send_replace(true);
         }
     }
 
     // A poisoned lock only means a panic elsewhere mid-update; the data is still usable.
-    pub fn page_state(&self) -> MutexGuard<'_, PageState> {
+    pub(crate) fn page_state(&self) -> MutexGuard<'_, PageState> {
         self.page.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    pub fn console_mut(&self) -> MutexGuard<'_, ConsoleBuffer> {
+    pub(crate) fn console_mut(&self) -> MutexGuard<'_, ConsoleBuffer> {
         self.console.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    pub fn network_mut(&self) -> MutexGuard<'_, NetworkLog> {
+    pub(crate) fn network_mut(&self) -> MutexGuard<'_, NetworkLog> {
         self.network.lock().unwrap_or_else(|e| e.into_inner())
     }
 

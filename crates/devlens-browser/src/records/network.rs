@@ -369,7 +369,7 @@ pub(crate) struct Record {
 }
 
 impl Record {
-    pub fn summary(&self) -> NetworkEntry {
+    pub(crate) fn summary(&self) -> NetworkEntry {
         // A response that arrived and was then cut off (an unread fetch body dropped, a page
         // left) is not a network failure: its status says what happened. The events may come
         // in either order, so this is decided here rather than when they arrive.
@@ -403,7 +403,7 @@ impl Record {
     }
 
     /// Still loading, and not a long-lived stream that never "finishes".
-    pub fn in_flight(&self) -> bool {
+    pub(crate) fn in_flight(&self) -> bool {
         !self.finished
             && self.failure.is_none()
             && !matches!(
@@ -412,7 +412,7 @@ impl Record {
             )
     }
 
-    pub fn is_main_document(&self, main_frame: Option<&str>) -> bool {
+    pub(crate) fn is_main_document(&self, main_frame: Option<&str>) -> bool {
         self.resource_type == "Document"
             && main_frame.is_some_and(|m| self.frame_id.as_deref() == Some(m))
     }
@@ -464,7 +464,7 @@ pub(crate) struct ResponseInfo<'a> {
 }
 
 impl NetworkLog {
-    pub fn new(capacity: usize) -> Self {
+    pub(crate) fn new(capacity: usize) -> Self {
         Self {
             records: VecDeque::new(),
             capacity: capacity.max(1),
@@ -475,11 +475,11 @@ impl NetworkLog {
     }
 
     /// The id the next request will get.
-    pub fn mark(&self) -> u64 {
+    pub(crate) fn mark(&self) -> u64 {
         self.next_id
     }
 
-    pub fn capacity(&self) -> usize {
+    pub(crate) fn capacity(&self) -> usize {
         self.capacity
     }
 
@@ -529,7 +529,11 @@ impl NetworkLog {
         self.record_mut(id)
     }
 
-    pub fn on_request(&mut self, start: RequestStart<'_>, redirect: Option<ResponseInfo<'_>>) {
+    pub(crate) fn on_request(
+        &mut self,
+        start: RequestStart<'_>,
+        redirect: Option<ResponseInfo<'_>>,
+    ) {
         let mut redirected_from = None;
         if let Some(redirect) = redirect
             && let Some(&prev) = self.current.get(start.request_id)
@@ -563,7 +567,7 @@ impl NetworkLog {
         record.redirected_from = redirected_from;
     }
 
-    pub fn on_response(&mut self, response: ResponseInfo<'_>, page: u64) {
+    pub(crate) fn on_response(&mut self, response: ResponseInfo<'_>, page: u64) {
         if let Some(id) = self.upsert(response.request_id, page).map(|r| r.id) {
             self.apply_response(id, &response);
         }
@@ -590,7 +594,13 @@ impl NetworkLog {
         }
     }
 
-    pub fn on_finished(&mut self, request_id: &str, timestamp: f64, encoded: f64, page: u64) {
+    pub(crate) fn on_finished(
+        &mut self,
+        request_id: &str,
+        timestamp: f64,
+        encoded: f64,
+        page: u64,
+    ) {
         let Some(record) = self.upsert(request_id, page) else {
             return;
         };
@@ -601,7 +611,7 @@ impl NetworkLog {
         }
     }
 
-    pub fn on_failed(&mut self, f: LoadFailure<'_>, page: u64) {
+    pub(crate) fn on_failed(&mut self, f: LoadFailure<'_>, page: u64) {
         let LoadFailure {
             request_id,
             timestamp,
@@ -629,14 +639,14 @@ impl NetworkLog {
         record.failure = Some(failure);
     }
 
-    pub fn on_served_from_cache(&mut self, request_id: &str, page: u64) {
+    pub(crate) fn on_served_from_cache(&mut self, request_id: &str, page: u64) {
         if let Some(record) = self.upsert(request_id, page) {
             record.from_cache = true;
         }
     }
 
     /// A main-frame navigation committed: its document request belongs to the new page.
-    pub fn adopt_document(&mut self, main_frame: &str, page: u64) {
+    pub(crate) fn adopt_document(&mut self, main_frame: &str, page: u64) {
         if let Some(r) =
             self.records.iter_mut().rev().find(|r| {
                 r.resource_type == "Document" && r.frame_id.as_deref() == Some(main_frame)
@@ -646,17 +656,17 @@ impl NetworkLog {
         }
     }
 
-    pub fn records_on_page(&self, page: u64) -> impl Iterator<Item = &Record> {
+    pub(crate) fn records_on_page(&self, page: u64) -> impl Iterator<Item = &Record> {
         self.records.iter().filter(move |r| r.page >= page)
     }
 
-    pub fn records_since(&self, mark: u64) -> impl Iterator<Item = &Record> {
+    pub(crate) fn records_since(&self, mark: u64) -> impl Iterator<Item = &Record> {
         self.records.iter().filter(move |r| r.id >= mark)
     }
 
     /// Failed requests (errors and 4xx/5xx, not cancellations) with `id >= mark`: the newest
     /// `limit` and how many more.
-    pub fn failed_since(&self, mark: u64, limit: usize) -> (Vec<NetworkEntry>, usize) {
+    pub(crate) fn failed_since(&self, mark: u64, limit: usize) -> (Vec<NetworkEntry>, usize) {
         let failed: Vec<NetworkEntry> = self
             .records_since(mark)
             // Requests cancelled before any answer (a navigation replaced their page) are noise.
@@ -671,12 +681,12 @@ impl NetworkLog {
     }
 
     /// Requests of this tab that are still loading, started at or after `mark`.
-    pub fn in_flight_since(&self, mark: u64) -> usize {
+    pub(crate) fn in_flight_since(&self, mark: u64) -> usize {
         self.records_since(mark).filter(|r| r.in_flight()).count()
     }
 
     /// Requests of page `page` (or later) that are still loading.
-    pub fn in_flight_on_page(&self, page: u64) -> usize {
+    pub(crate) fn in_flight_on_page(&self, page: u64) -> usize {
         self.records
             .iter()
             .filter(|r| r.page >= page && r.in_flight())
@@ -684,14 +694,18 @@ impl NetworkLog {
     }
 
     /// The latest main-frame document response at or after `mark`.
-    pub fn main_document_since(&self, mark: u64, main_frame: Option<&str>) -> Option<NetworkEntry> {
+    pub(crate) fn main_document_since(
+        &self,
+        mark: u64,
+        main_frame: Option<&str>,
+    ) -> Option<NetworkEntry> {
         self.records_since(mark)
             .filter(|r| r.is_main_document(main_frame))
             .last()
             .map(Record::summary)
     }
 
-    pub fn query(&self, q: &NetworkQuery, current_page: u64, page_url: &str) -> NetworkPage {
+    pub(crate) fn query(&self, q: &NetworkQuery, current_page: u64, page_url: &str) -> NetworkPage {
         let limit = q.limit.unwrap_or(DEFAULT_LIMIT).clamp(1, MAX_LIMIT);
         let kind = q
             .resource_type
@@ -744,7 +758,7 @@ impl NetworkLog {
         }
     }
 
-    pub fn get(&self, id: u64) -> Option<Record> {
+    pub(crate) fn get(&self, id: u64) -> Option<Record> {
         self.record(id).cloned()
     }
 }

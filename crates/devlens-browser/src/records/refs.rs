@@ -28,7 +28,7 @@ pub(crate) struct RefMap {
 }
 
 impl RefMap {
-    pub fn clear(&mut self) {
+    pub(crate) fn clear(&mut self) {
         self.by_node.clear();
         self.by_ref.clear();
     }
@@ -49,7 +49,7 @@ impl RefMap {
         format!("e{n}")
     }
 
-    pub fn node(&self, reference: &str) -> Option<NodeKey> {
+    pub(crate) fn node(&self, reference: &str) -> Option<NodeKey> {
         let n: u32 = reference.trim().strip_prefix('e')?.parse().ok()?;
         self.by_ref.get(&n).cloned()
     }

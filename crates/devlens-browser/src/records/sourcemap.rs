@@ -69,7 +69,7 @@ impl Default for ScriptMaps {
 
 impl ScriptMaps {
     /// Marks a script's map as loading; false when it is known already.
-    pub fn start(&mut self, script: &str) -> bool {
+    pub(crate) fn start(&mut self, script: &str) -> bool {
         if self.by_script.contains_key(script) {
             return false;
         }
@@ -84,48 +84,48 @@ impl ScriptMaps {
         true
     }
 
-    pub fn finish(&mut self, script: &str, state: MapState) {
+    pub(crate) fn finish(&mut self, script: &str, state: MapState) {
         if let Some(slot) = self.by_script.get_mut(script) {
             *slot = state;
         }
         self.changed.send_modify(|n| *n += 1);
     }
 
-    pub fn get(&self, script: &str) -> Option<Arc<ScriptMap>> {
+    pub(crate) fn get(&self, script: &str) -> Option<Arc<ScriptMap>> {
         match self.by_script.get(script)? {
             MapState::Ready(m) => Some(m.clone()),
             _ => None,
         }
     }
 
-    pub fn failure(&self, script: &str) -> Option<&str> {
+    pub(crate) fn failure(&self, script: &str) -> Option<&str> {
         match self.by_script.get(script)? {
             MapState::Failed(e) => Some(e),
             _ => None,
         }
     }
 
-    pub fn is_loading(&self, script: &str) -> bool {
+    pub(crate) fn is_loading(&self, script: &str) -> bool {
         matches!(self.by_script.get(script), Some(MapState::Loading))
     }
 
     /// Not even started (its `scriptParsed` not handled yet, or no map loaded for it).
-    pub fn is_unknown(&self, script: &str) -> bool {
+    pub(crate) fn is_unknown(&self, script: &str) -> bool {
         !self.by_script.contains_key(script)
     }
 
-    pub fn loading(&self) -> bool {
+    pub(crate) fn loading(&self) -> bool {
         self.by_script
             .values()
             .any(|s| matches!(s, MapState::Loading))
     }
 
-    pub fn subscribe(&self) -> watch::Receiver<u64> {
+    pub(crate) fn subscribe(&self) -> watch::Receiver<u64> {
         self.changed.subscribe()
     }
 
     /// Maps (newest script per URL) with a source matching `pattern`, and that source's index.
-    pub fn find(&self, pattern: &str) -> Vec<(Arc<ScriptMap>, usize)> {
+    pub(crate) fn find(&self, pattern: &str) -> Vec<(Arc<ScriptMap>, usize)> {
         let mut out: Vec<(Arc<ScriptMap>, usize)> = Vec::new();
         for script in self.order.iter().rev() {
             let Some(m) = self.get(script) else { continue };
@@ -140,7 +140,7 @@ impl ScriptMaps {
     }
 
     /// Original source URLs of all loaded maps, sorted, without duplicates.
-    pub fn sources(&self) -> Vec<String> {
+    pub(crate) fn sources(&self) -> Vec<String> {
         let mut all: Vec<String> = self
             .by_script
             .values()
@@ -155,14 +155,14 @@ impl ScriptMaps {
         all
     }
 
-    pub fn fetched(&self, url: &str) -> Option<Arc<str>> {
+    pub(crate) fn fetched(&self, url: &str) -> Option<Arc<str>> {
         self.fetched
             .iter()
             .find(|(u, _)| u == url)
             .map(|(_, t)| t.clone())
     }
 
-    pub fn remember_fetched(&mut self, url: &str, text: Arc<str>) {
+    pub(crate) fn remember_fetched(&mut self, url: &str, text: Arc<str>) {
         if self.fetched.len() >= MAX_FETCHED_SOURCES {
             self.fetched.pop_front();
         }
@@ -225,7 +225,7 @@ const SLIDE_LINES: u32 = 20;
 impl SourceMap {
     /// Parses map JSON; `map_url` resolves relative source URLs (the script's URL for inline
     /// maps).
-    pub fn parse(text: &str, map_url: &str) -> Result<Self, String> {
+    pub(crate) fn parse(text: &str, map_url: &str) -> Result<Self, String> {
         let text = text.trim_start_matches('\u{feff}');
         // Maps may start with `)]}'` to stop them running as script.
         let text = match text.strip_prefix(")]}'") {
@@ -406,7 +406,7 @@ impl SourceMap {
 
     /// Where a generated position came from. A column before the line's first mapping takes
     /// that first mapping (indentation); a segment without a source maps nowhere.
-    pub fn original(&self, line: u32, column: u32) -> Option<OriginalPosition> {
+    pub(crate) fn original(&self, line: u32, column: u32) -> Option<OriginalPosition> {
         let segs = self.lines.get(line as usize)?;
         let at = segs.partition_point(|s| s.column <= column);
         let seg = if at == 0 {
@@ -427,7 +427,7 @@ impl SourceMap {
     /// order. Without a column: the first mapping of the line in each generated line it landed
     /// on; with one: the mapping at or after it on that line. A line without code slides down
     /// to the next one that has some (like DevTools); the line found is returned too.
-    pub fn generated(
+    pub(crate) fn generated(
         &self,
         source: usize,
         line: u32,
@@ -482,7 +482,7 @@ impl SourceMap {
 
     /// The index of the source whose URL matches `pattern` (a full URL or its end, as
     /// breakpoints take them); several matches prefer the shortest URL.
-    pub fn find_source(&self, pattern: &str) -> Option<usize> {
+    pub(crate) fn find_source(&self, pattern: &str) -> Option<usize> {
         self.sources
             .iter()
             .enumerate()

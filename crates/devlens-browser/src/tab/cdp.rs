@@ -20,7 +20,7 @@ pub(crate) struct Raw {
 }
 
 impl Raw {
-    pub fn new(method: &'static str, params: Value) -> Self {
+    pub(crate) fn new(method: &'static str, params: Value) -> Self {
         Self { method, params }
     }
 }
@@ -55,7 +55,7 @@ pub(crate) enum CallFailure {
 }
 
 impl CallFailure {
-    pub fn classify(err: &CdpError) -> Self {
+    pub(crate) fn classify(err: &CdpError) -> Self {
         match err {
             CdpError::Ws(_)
             | CdpError::ChannelSendError(_)

@@ -494,7 +494,7 @@ async fn read_stderr(
 impl LaunchedChrome {
     /// Stops the browser and waits for it, removing a temporary profile. Call after asking the
     /// browser to close over CDP; this is the fallback when it did not.
-    pub async fn stop(&mut self) {
+    pub(crate) async fn stop(&mut self) {
         // Closing the pipe tells the guard to stop the browser (TERM, then KILL after 5 s).
         self.stdin.take();
         let exited = tokio::time::timeout(Duration::from_secs(8), self.child.wait())

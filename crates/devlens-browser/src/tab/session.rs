@@ -194,15 +194,15 @@ impl Drop for Connection {
 }
 
 impl Connection {
-    pub fn registry(&self) -> MutexGuard<'_, TabRegistry> {
+    pub(crate) fn registry(&self) -> MutexGuard<'_, TabRegistry> {
         self.tabs.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    pub fn headless_browser(&self) -> bool {
+    pub(crate) fn headless_browser(&self) -> bool {
         self.headless.unwrap_or(false)
     }
 
-    pub fn is_alive(&self) -> bool {
+    pub(crate) fn is_alive(&self) -> bool {
         self.alive.load(Ordering::SeqCst)
             && !self
                 .launched_exited
@@ -210,11 +210,11 @@ impl Connection {
                 .is_some_and(|e| e.load(Ordering::SeqCst))
     }
 
-    pub fn mark_dead(&self) {
+    pub(crate) fn mark_dead(&self) {
         self.alive.store(false, Ordering::SeqCst);
     }
 
-    pub fn check_alive(&self) -> Result<()> {
+    pub(crate) fn check_alive(&self) -> Result<()> {
         if self.is_alive() {
             Ok(())
         } else {
@@ -225,7 +225,7 @@ impl Connection {
     }
 
     /// A browser-level protocol command (no tab session).
-    pub async fn browser_call(&self, cmd: Raw, what: &str) -> Result<Value> {
+    pub(crate) async fn browser_call(&self, cmd: Raw, what: &str) -> Result<Value> {
         self.check_alive()?;
         match self.browser.execute(cmd).await {
             Ok(resp) => Ok(resp.result),

@@ -4,7 +4,8 @@
 //! Without Chromium the tests print a skip notice and pass, unless DEVLENS_REQUIRE_BROWSER=1
 //! (CI), where they fail saying what is missing.
 
-#![allow(dead_code)]
+// Shared by several test crates, each using a part; test code may unwrap.
+#![allow(dead_code, unreachable_pub, clippy::unwrap_used)]
 
 use std::collections::HashMap;
 use std::future::Future;

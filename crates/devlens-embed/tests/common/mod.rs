@@ -1,6 +1,7 @@
 //! Helpers shared by the integration tests: the test model folder and a scripted HTTP server.
 
-#![allow(dead_code)]
+// Shared by several test crates, each using a part; test code may unwrap.
+#![allow(dead_code, unreachable_pub, clippy::unwrap_used)]
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};

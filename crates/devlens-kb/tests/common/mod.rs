@@ -1,7 +1,8 @@
 //! Helpers of the knowledge-base tests: the test model, a knowledge base in a temporary folder,
 //! and the golden corpus.
 
-#![allow(dead_code)]
+// Shared by several test crates, each using a part; test code may unwrap.
+#![allow(dead_code, unreachable_pub, clippy::unwrap_used)]
 
 use std::path::PathBuf;
 use std::sync::Arc;

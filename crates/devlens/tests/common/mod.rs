@@ -1,6 +1,7 @@
 //! Shared set-up for the end-to-end tests: a private data directory and the fixture spec.
 
-#![allow(dead_code)]
+// Shared by several test crates, each using a part; test code may unwrap.
+#![allow(dead_code, unreachable_pub, clippy::unwrap_used)]
 
 pub mod http;
 pub mod mcp;
