@@ -500,7 +500,11 @@ pub async fn tab(app: &App, connection: &ConnectionArgs) -> Result<Tab, AppError
     Ok(app.browser().tab(connection.id()).await?)
 }
 
-async fn with_screenshot<T>(tab: &Tab, result: T, asked: Option<bool>) -> WithScreenshot<T> {
+pub(crate) async fn with_screenshot<T>(
+    tab: &Tab,
+    result: T,
+    asked: Option<bool>,
+) -> WithScreenshot<T> {
     let screenshot = match asked {
         Some(true) => Some(
             tab.screenshot(&ScreenshotRequest::default())

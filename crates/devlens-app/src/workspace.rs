@@ -1,18 +1,27 @@
 //! The workspace family's requests — read, list, search, write and edit files of the project the
 //! agent works in — as every surface sends them (MCP arguments, REST bodies, CLI flags), and
 //! what they run. Paths are confined by [`devlens_workspace`]: inside the workspace or devlens'
-//! data directory, or refused.
+//! artifacts folder, or refused.
+//!
+//! A write or an edit of a file the open page uses closes the live-coding loop: devlens waits
+//! for the page to take the change (a dev server's hot update or reload, else a reload of its
+//! own) and reports what followed, with the page's error locations named as workspace files.
 
+use std::path::Path;
 use std::sync::Arc;
+use std::time::Duration;
 
 use schemars::JsonSchema;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
+use devlens_browser::{FileWatch, PageUpdate, StyleProbe, Tab, UpdateOptions};
+use devlens_core::Report;
 use devlens_workspace::{
-    Edit, FileChange, FileContent, FileList, SearchMatches, SearchQuery, Workspace,
+    Access, Edit, FileChange, FileContent, FileList, SearchMatches, SearchQuery, Workspace,
 };
 
-use crate::AppError;
+use crate::browser::WithScreenshot;
+use crate::{App, AppError};
 
 /// `read_file`.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
@@ -77,6 +86,73 @@ pub struct WriteFile {
     pub path: String,
     /// The whole new content.
     pub content: String,
+    /// When the open page uses the file: what to check after the change.
+    #[serde(default)]
+    pub page: Option<PageCheck>,
+}
+
+/// What to check on the open page after a write or an edit of a file it uses. By default
+/// devlens waits for the page to take the change and reports errors that followed.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct PageCheck {
+    /// Wait for the page to take the change (default true; false: just write).
+    #[serde(default)]
+    pub wait: Option<bool>,
+    /// Reload the page when no dev server with hot reload feeds it (default true).
+    #[serde(default)]
+    pub reload: Option<bool>,
+    /// Attach a screenshot of the page after the change.
+    #[serde(default)]
+    pub screenshot: Option<bool>,
+    /// Report this element's computed style after the change.
+    #[serde(default)]
+    pub style: Option<StyleCheck>,
+    /// How long the dev server may take, in ms (default 8000, at most 60000).
+    #[serde(default)]
+    pub timeout_ms: Option<u64>,
+}
+
+/// An element's computed style to report.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct StyleCheck {
+    /// A CSS selector; the first match is read.
+    pub selector: String,
+    /// CSS properties, e.g. ["color", "font-size"] (default: color, background-color,
+    /// font-size, display).
+    #[serde(default)]
+    pub properties: Vec<String>,
+}
+
+/// A write or an edit, and what the open page made of it.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct LiveChange {
+    #[serde(flatten)]
+    pub change: FileChange,
+    /// How the open page took the change, when it uses the file.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub page: Option<PageUpdate>,
+    /// Where the page's errors point in the workspace (`src/main.js:3`): open them with
+    /// read_file.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub error_sources: Vec<String>,
+}
+
+impl Report for LiveChange {
+    fn to_text(&self) -> String {
+        let mut out = self.change.to_text();
+        if let Some(page) = &self.page {
+            out.push('\n');
+            out.push_str(&page.to_text());
+        }
+        if !self.error_sources.is_empty() {
+            out.push_str("\nIn the workspace: ");
+            out.push_str(&self.error_sources.join(", "));
+        }
+        out
+    }
 }
 
 /// `edit_file`: give oldText and newText, or a unified diff.
@@ -97,6 +173,9 @@ pub struct EditFile {
     /// The version read_file returned: refuse if the file changed since.
     #[serde(default)]
     pub expected_version: Option<String>,
+    /// When the open page uses the file: what to check after the change.
+    #[serde(default)]
+    pub page: Option<PageCheck>,
 }
 
 impl EditFile {
@@ -162,14 +241,208 @@ pub async fn search_files(
     .await
 }
 
-pub async fn write_file(ws: Arc<Workspace>, request: WriteFile) -> Result<FileChange, AppError> {
-    blocking(move || Ok(ws.write_file(&request.path, &request.content)?)).await
+/// `write_file`, then what the open page made of it.
+pub async fn write_file(
+    app: &App,
+    ws: Arc<Workspace>,
+    request: WriteFile,
+) -> Result<WithScreenshot<LiveChange>, AppError> {
+    let watch = PageWatch::start(app, &ws, &request.path, request.page).await?;
+    let written = {
+        let ws = Arc::clone(&ws);
+        blocking(move || Ok(ws.write_file(&request.path, &request.content)?)).await?
+    };
+    watch.finish(&ws, written).await
 }
 
-pub async fn edit_file(ws: Arc<Workspace>, request: EditFile) -> Result<FileChange, AppError> {
+/// `edit_file`, then what the open page made of it.
+pub async fn edit_file(
+    app: &App,
+    ws: Arc<Workspace>,
+    request: EditFile,
+) -> Result<WithScreenshot<LiveChange>, AppError> {
     let edit = request.edit()?;
-    blocking(move || Ok(ws.edit_file(&request.path, &edit, request.expected_version.as_deref())?))
-        .await
+    let watch = PageWatch::start(app, &ws, &request.path, request.page.clone()).await?;
+    let edited = {
+        let ws = Arc::clone(&ws);
+        blocking(move || {
+            Ok(ws.edit_file(&request.path, &edit, request.expected_version.as_deref())?)
+        })
+        .await?
+    };
+    watch.finish(&ws, edited).await
+}
+
+/// The open page, watched from before a change to a file it uses.
+struct PageWatch {
+    watched: Option<(Tab, FileWatch)>,
+    check: PageCheck,
+}
+
+impl PageWatch {
+    /// Watches the active tab when it loaded `path` (and waiting is not turned off).
+    async fn start(
+        app: &App,
+        ws: &Workspace,
+        path: &str,
+        check: Option<PageCheck>,
+    ) -> Result<Self, AppError> {
+        let check = check.unwrap_or_default();
+        if let Some(style) = &check.style
+            && style.selector.trim().is_empty()
+        {
+            return Err(AppError::invalid(
+                "page.style.selector is empty: give a CSS selector, e.g. \"h1\"",
+            ));
+        }
+        let mut watched = None;
+        if check.wait != Some(false)
+            && let Ok(resolved) = ws.resolve(path, Access::Write)
+            && !Path::new(&resolved.display).is_absolute()
+            && let Ok(tab) = app.browser().tab(None).await
+            && let Some(watch) = tab.watch_file(&resolved.display).await
+        {
+            watched = Some((tab, watch));
+        }
+        Ok(Self { watched, check })
+    }
+
+    async fn finish(
+        self,
+        ws: &Workspace,
+        change: FileChange,
+    ) -> Result<WithScreenshot<LiveChange>, AppError> {
+        let Some((tab, watch)) = self.watched else {
+            return Ok(WithScreenshot {
+                result: LiveChange {
+                    change,
+                    page: None,
+                    error_sources: Vec::new(),
+                },
+                screenshot: None,
+            });
+        };
+        let options = UpdateOptions {
+            timeout: Duration::from_millis(
+                self.check.timeout_ms.unwrap_or(8_000).clamp(100, 60_000),
+            ),
+            reload: self.check.reload.unwrap_or(true),
+            style: self.check.style.map(|s| StyleProbe {
+                selector: s.selector,
+                properties: if s.properties.is_empty() {
+                    DEFAULT_STYLE_PROPERTIES
+                        .iter()
+                        .map(|p| p.to_string())
+                        .collect()
+                } else {
+                    s.properties
+                },
+            }),
+        };
+        // The file is written: a page that went away since only loses the report.
+        let page = match tab.page_update(watch, &options).await {
+            Ok(page) => page,
+            Err(e) => {
+                return Ok(WithScreenshot {
+                    result: LiveChange {
+                        change,
+                        page: None,
+                        error_sources: vec![format!("(the page could not be checked: {e})")],
+                    },
+                    screenshot: None,
+                });
+            }
+        };
+        let error_sources = error_sources(ws, &page);
+        let result = LiveChange {
+            change,
+            page: Some(page),
+            error_sources,
+        };
+        Ok(crate::browser::with_screenshot(&tab, result, self.check.screenshot).await)
+    }
+}
+
+/// Properties a style check reports when it names none.
+const DEFAULT_STYLE_PROPERTIES: [&str; 4] = ["color", "background-color", "font-size", "display"];
+
+/// The workspace files and lines the page's errors point at: console error locations and their
+/// stacks, and file paths in the dev server's overlay.
+fn error_sources(ws: &Workspace, page: &PageUpdate) -> Vec<String> {
+    let mut found: Vec<String> = Vec::new();
+    let mut add = |location: &str| {
+        if let Some(at) = workspace_location(ws, location)
+            && !found.contains(&at)
+        {
+            found.push(at);
+        }
+    };
+    for entry in &page.console_errors {
+        if let Some(source) = &entry.source {
+            add(source);
+        }
+        for frame in &entry.stack {
+            add(frame);
+        }
+    }
+    if let Some(overlay) = &page.overlay {
+        for word in overlay.split_whitespace() {
+            add(word);
+        }
+    }
+    found.truncate(10);
+    found
+}
+
+/// Where a location the page shows — `/src/main.js:3:5`, a URL, `fn (/src/a.js:3:5)`,
+/// `webpack://app/./src/a.js:3`, Vite's `/@fs/…` or an absolute path — is in the workspace:
+/// `src/main.js:3`, when that file exists there.
+pub fn workspace_location(ws: &Workspace, location: &str) -> Option<String> {
+    let location = location.trim();
+    // A stack frame: `fn (location)`.
+    let location = match (location.rfind('('), location.strip_suffix(')')) {
+        (Some(open), Some(inner)) => &inner[open + 1..],
+        _ => location,
+    };
+    let mut path = location;
+    let mut line = None;
+    // Up to two trailing `:number`s: line and column.
+    for _ in 0..2 {
+        match path.rsplit_once(':') {
+            Some((rest, n)) if !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()) => {
+                line = Some(n);
+                path = rest;
+            }
+            _ => break,
+        }
+    }
+    let path = path.split(['?', '#']).next().unwrap_or(path);
+    let path = if let Some((scheme, rest)) = path.split_once("://") {
+        match scheme {
+            "file" => rest,
+            // A bundler's virtual root (`webpack://app/`): the path follows the project name.
+            _ => &rest[rest.find('/')?..],
+        }
+    } else {
+        path
+    };
+    let path = path.strip_prefix("/@fs").unwrap_or(path);
+    let root = ws.root();
+    let relative = match Path::new(path).strip_prefix(root) {
+        Ok(inside) => inside.to_str()?.to_string(),
+        Err(_) => path
+            .trim_start_matches('/')
+            .trim_start_matches("./")
+            .to_string(),
+    };
+    if relative.is_empty() || !root.join(&relative).is_file() {
+        return None;
+    }
+    ws.resolve(&relative, Access::Read).ok()?;
+    Some(match line {
+        Some(line) => format!("{relative}:{line}"),
+        None => relative,
+    })
 }
 
 #[cfg(test)]
@@ -185,6 +458,7 @@ mod tests {
             replace_all: None,
             diff: diff.map(Into::into),
             expected_version: None,
+            page: None,
         };
         assert!(matches!(
             edit(Some("a"), Some("b"), None).edit(),
@@ -196,5 +470,35 @@ mod tests {
         ));
         assert!(edit(Some("a"), None, None).edit().is_err());
         assert!(edit(Some("a"), Some("b"), Some("@@")).edit().is_err());
+    }
+
+    #[test]
+    fn page_locations_name_workspace_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("app");
+        std::fs::create_dir_all(root.join("src")).unwrap();
+        std::fs::write(root.join("src/main.js"), "x\n").unwrap();
+        let ws = Workspace::open(&root, &dir.path().join("data"), false).unwrap();
+        let abs = ws.root().join("src/main.js").display().to_string();
+        for (shown, expected) in [
+            ("/src/main.js:3:5", Some("src/main.js:3")),
+            (
+                "http://127.0.0.1:5173/src/main.js?t=12:7:1",
+                Some("src/main.js:7"),
+            ),
+            ("onClick (/src/main.js:9:2)", Some("src/main.js:9")),
+            ("webpack://app/./src/main.js:4", Some("src/main.js:4")),
+            (&format!("/@fs{abs}:2:1"), Some("src/main.js:2")),
+            (&format!("{abs}:11:3"), Some("src/main.js:11")),
+            ("/src/other.js:1:1", None),
+            ("/etc/passwd:1", None),
+            ("https://cdn.example.com/lib.js:1:1", None),
+        ] {
+            assert_eq!(
+                workspace_location(&ws, shown).as_deref(),
+                expected,
+                "{shown}"
+            );
+        }
     }
 }

@@ -132,7 +132,7 @@ impl ActionOutcome {
 }
 
 /// The lines every smart response shares.
-fn render_changes(
+pub(crate) fn render_changes(
     out: &mut String,
     errors: &[ConsoleEntry],
     errors_omitted: usize,

@@ -37,6 +37,7 @@ mod text;
 
 use std::time::Duration;
 
+pub use act::hot::{Arrival, DevServer, FileWatch, PageUpdate, StyleProbe, UpdateOptions};
 pub use act::input::{ClickOptions, MouseButton, ScrollDirection, ScrollRequest};
 pub use act::live::{CssInjection, CssRemoval, EvaluateOptions, Evaluation, ThrownError};
 pub use act::navigate::{Navigation, NewTab};

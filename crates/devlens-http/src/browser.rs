@@ -46,7 +46,7 @@ fn screenshot_json(shot: &Screenshot) -> Result<Value, Failure> {
 }
 
 /// A result with the screenshot taken after it, when one was asked for.
-fn shown_json<T: Serialize>(shown: WithScreenshot<T>) -> Result<Value, Failure> {
+pub(crate) fn shown_json<T: Serialize>(shown: WithScreenshot<T>) -> Result<Value, Failure> {
     let mut value = to_json(&shown.result)?;
     if let (Some(object), Some(shot)) = (value.as_object_mut(), shown.screenshot) {
         let shot = match shot {

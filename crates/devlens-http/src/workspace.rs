@@ -13,7 +13,10 @@ use devlens_app::{
     App,
     workspace::{self as files, EditFile, ListFiles, ReadFile, SearchFiles, WriteFile},
 };
-use devlens_workspace::{FileChange, FileContent, FileList, SearchMatches};
+use devlens_workspace::{FileContent, FileList, SearchMatches};
+use serde_json::Value;
+
+use crate::browser::shown_json;
 
 use crate::failure::{JsonResult, Params, json_body};
 
@@ -62,19 +65,23 @@ async fn search(
 async fn write(
     State(app): Shared,
     body: Result<Json<WriteFile>, JsonRejection>,
-) -> JsonResult<FileChange> {
-    let request = json_body(body, "{\"path\", \"content\"}")?;
-    Ok(Json(files::write_file(app.workspace()?, request).await?))
+) -> JsonResult<Value> {
+    let request = json_body(body, "{\"path\", \"content\", \"page\"?}")?;
+    Ok(Json(shown_json(
+        files::write_file(&app, app.workspace()?, request).await?,
+    )?))
 }
 
 async fn edit(
     State(app): Shared,
     body: Result<Json<EditFile>, JsonRejection>,
-) -> JsonResult<FileChange> {
+) -> JsonResult<Value> {
     let request = json_body(
         body,
         "{\"path\", \"oldText\", \"newText\", \"replaceAll\"?} or {\"path\", \"diff\"}, and \
-         \"expectedVersion\"?",
+         \"expectedVersion\"?, \"page\"?",
     )?;
-    Ok(Json(files::edit_file(app.workspace()?, request).await?))
+    Ok(Json(shown_json(
+        files::edit_file(&app, app.workspace()?, request).await?,
+    )?))
 }

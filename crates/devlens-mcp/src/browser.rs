@@ -6,10 +6,9 @@
 //! `structuredContent` (screenshots as MCP image content). Every tool that acts on a page takes
 //! an optional `connectionId`; without it the active connection and its active tab are used.
 
-use base64::Engine as _;
 use rmcp::{
     handler::server::{tool::schema_for_output, wrapper::Parameters},
-    model::{CallToolResult, ContentBlock},
+    model::CallToolResult,
     tool, tool_router,
 };
 
@@ -29,7 +28,7 @@ use devlens_browser::{
 
 use crate::{
     DevlensServer,
-    reply::{Textual, failure, respond, structured, textual},
+    reply::{Textual, failure, image_block, respond, structured, textual, with_image},
 };
 
 textual!(
@@ -59,27 +58,14 @@ impl Textual for TabInfo {
     }
 }
 
-/// An MCP image block of a screenshot.
-fn image_block(shot: &Screenshot) -> ContentBlock {
-    let data = base64::engine::general_purpose::STANDARD.encode(&shot.data);
-    ContentBlock::image(data, shot.format.mime_type())
-}
-
 /// As [`respond`], with the screenshot taken afterwards as an image block (or a note saying why
 /// there is none).
 fn respond_shown<T: Textual>(result: Result<WithScreenshot<T>, AppError>) -> CallToolResult {
     match result {
-        Ok(shown) => {
-            let mut reply = structured(shown.result.text(), &shown.result);
-            match shown.screenshot {
-                Some(Ok(shot)) => reply.content.push(image_block(&shot)),
-                Some(Err(why)) => reply
-                    .content
-                    .push(ContentBlock::text(format!("no screenshot: {why}"))),
-                None => {}
-            }
-            reply
-        }
+        Ok(shown) => with_image(
+            structured(shown.result.text(), &shown.result),
+            shown.screenshot,
+        ),
         Err(e) => failure(e),
     }
 }

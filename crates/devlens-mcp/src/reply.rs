@@ -28,6 +28,41 @@ pub(crate) fn reply<T: Report, E: Classify>(result: Result<T, E>) -> CallToolRes
     }
 }
 
+/// A screenshot as an MCP image block.
+pub(crate) fn image_block(shot: &devlens_browser::Screenshot) -> ContentBlock {
+    use base64::Engine as _;
+    let data = base64::engine::general_purpose::STANDARD.encode(&shot.data);
+    ContentBlock::image(data, shot.format.mime_type())
+}
+
+/// Appends the screenshot a call asked for (or a note saying why there is none).
+pub(crate) fn with_image(
+    mut reply: CallToolResult,
+    screenshot: Option<Result<devlens_browser::Screenshot, String>>,
+) -> CallToolResult {
+    match screenshot {
+        Some(Ok(shot)) => reply.content.push(image_block(&shot)),
+        Some(Err(why)) => reply
+            .content
+            .push(ContentBlock::text(format!("no screenshot: {why}"))),
+        None => {}
+    }
+    reply
+}
+
+/// As [`reply`], with the screenshot taken afterwards.
+pub(crate) fn reply_shown<T: Report>(
+    result: Result<devlens_app::browser::WithScreenshot<T>, devlens_app::AppError>,
+) -> CallToolResult {
+    match result {
+        Ok(shown) => with_image(
+            structured(shown.result.to_text(), &shown.result),
+            shown.screenshot,
+        ),
+        Err(e) => failure(e),
+    }
+}
+
 /// Results that read as compact text.
 pub(crate) trait Textual: Serialize {
     fn text(&self) -> String;

@@ -18,11 +18,14 @@ use rmcp::{
 
 use devlens_app::{
     AppError,
-    workspace::{self as files, EditFile, ListFiles, ReadFile, SearchFiles, WriteFile},
+    workspace::{self as files, EditFile, ListFiles, LiveChange, ReadFile, SearchFiles, WriteFile},
 };
-use devlens_workspace::{FileChange, Workspace};
+use devlens_workspace::Workspace;
 
-use crate::{DevlensServer, reply::reply};
+use crate::{
+    DevlensServer,
+    reply::{reply, reply_shown},
+};
 
 /// How long a session waits for its client's roots before using the default workspace.
 const ROOTS_TIMEOUT: Duration = Duration::from_secs(5);
@@ -132,35 +135,42 @@ impl DevlensServer {
         reply(found.await)
     }
 
-    /// Create or replace a file of the workspace (atomically); answers with the diff.
+    /// Create or replace a file of the workspace (atomically); answers with the diff. When the
+    /// open page uses the file, waits for it to take the change (hot update or reload) and
+    /// reports console errors, failed requests and the dev server's error overlay (`page`
+    /// adds a screenshot or an element's computed style).
     #[tool(
         name = "write_file",
         annotations(title = "Write a file", read_only_hint = false, destructive_hint = true, idempotent_hint = true, open_world_hint = false),
-        output_schema = schema_for_output::<FileChange>()
+        output_schema = schema_for_output::<LiveChange>()
     )]
     async fn write_file(
         &self,
         Parameters(args): Parameters<WriteFile>,
         context: RequestContext<RoleServer>,
     ) -> CallToolResult {
-        let written = async { files::write_file(self.workspace(&context.peer).await?, args).await };
-        reply(written.await)
+        let written = async {
+            files::write_file(self.app(), self.workspace(&context.peer).await?, args).await
+        };
+        reply_shown(written.await)
     }
 
     /// Edit a file: replace oldText (which must occur exactly once, unless replaceAll) with
     /// newText, or apply a unified diff. Answers with the diff; refused if the file changed
-    /// since it was read.
+    /// since it was read. Like write_file, reports how the open page took the change.
     #[tool(
         name = "edit_file",
         annotations(title = "Edit a file", read_only_hint = false, destructive_hint = true, idempotent_hint = false, open_world_hint = false),
-        output_schema = schema_for_output::<FileChange>()
+        output_schema = schema_for_output::<LiveChange>()
     )]
     async fn edit_file(
         &self,
         Parameters(args): Parameters<EditFile>,
         context: RequestContext<RoleServer>,
     ) -> CallToolResult {
-        let edited = async { files::edit_file(self.workspace(&context.peer).await?, args).await };
-        reply(edited.await)
+        let edited = async {
+            files::edit_file(self.app(), self.workspace(&context.peer).await?, args).await
+        };
+        reply_shown(edited.await)
     }
 }

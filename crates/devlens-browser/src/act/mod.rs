@@ -3,6 +3,7 @@
 //! ([`crate::effects`]).
 
 pub mod dialogs;
+pub mod hot;
 pub mod input;
 pub mod live;
 pub mod navigate;
