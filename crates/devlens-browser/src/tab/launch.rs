@@ -235,7 +235,9 @@ fn chrome_args(opts: &LaunchOptions, profile: &Path) -> Vec<String> {
         // Accept flags with or without their dashes; Chrome wants two.
         args.push(format!("--{}", flag.trim_start_matches('-')));
     }
-    args.push("about:blank".into());
+    // No window of Chrome's own: devlens opens the first tab itself, so no start-up navigation
+    // can land after the first page devlens loads.
+    args.push("--no-startup-window".into());
     args
 }
 
@@ -575,7 +577,7 @@ mod tests {
         assert!(args.contains(&"--no-sandbox".to_string()));
         assert!(args.contains(&"--remote-debugging-port=0".to_string()));
         assert!(args.iter().all(|a| !a.starts_with("----")));
-        assert_eq!(args.last().map(String::as_str), Some("about:blank"));
+        assert_eq!(args.last().map(String::as_str), Some("--no-startup-window"));
     }
 
     #[test]

@@ -439,11 +439,7 @@ impl BrowserSessions {
             options.window_height.max(100),
         ));
         let conn = Arc::new(conn);
-        // The first tab (about:blank) appears a moment after launch.
-        wait_for_tabs(&conn, 1).await;
-        if conn.registry().tabs.is_empty() {
-            conn.open_tab().await?;
-        }
+        conn.open_tab().await?;
         // Where a launch spends its time (`DEVLENS_LOG=devlens_browser=debug`).
         tracing::debug!(
             spawned_ms = spawned_in.as_millis() as u64,
