@@ -16,7 +16,6 @@ use devlens_app::api::{SearchInput, endpoint_ref, search_request, spec_selector}
 
 use devlens_app::AppError;
 use devlens_openapi::{
-    EndpointDetails,
     explorer::{EndpointPage, IndexReport, IndexStatus, SpecSelector, TagList},
     search::{SearchMode, SearchResponse},
 };
@@ -229,8 +228,12 @@ impl DevlensServer {
     /// schemas with $refs resolved, compact. Name it by operationId or by method + path.
     #[tool(
         name = "get_endpoint_details",
-        annotations(title = "Endpoint details", read_only_hint = true, idempotent_hint = true, open_world_hint = false),
-        output_schema = schema_for_output::<EndpointDetails>()
+        annotations(
+            title = "Endpoint details",
+            read_only_hint = true,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
     )]
     async fn get_endpoint_details(
         &self,
@@ -248,8 +251,12 @@ impl DevlensServer {
     /// one HTTP method. Give exactly one of query or tag, and a limit (1-50).
     #[tool(
         name = "search_api_documentation",
-        annotations(title = "Search the API", read_only_hint = true, idempotent_hint = true, open_world_hint = false),
-        output_schema = schema_for_output::<SearchResponse>()
+        annotations(
+            title = "Search the API",
+            read_only_hint = true,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
     )]
     async fn search_api_documentation(
         &self,
@@ -270,8 +277,12 @@ impl DevlensServer {
     /// mode. Falls back to keyword ranking, and says so, when no semantic index is built.
     #[tool(
         name = "semantic_search_api_documentation",
-        annotations(title = "Semantic API search", read_only_hint = true, idempotent_hint = true, open_world_hint = false),
-        output_schema = schema_for_output::<SearchResponse>()
+        annotations(
+            title = "Semantic API search",
+            read_only_hint = true,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
     )]
     async fn semantic_search_api_documentation(
         &self,

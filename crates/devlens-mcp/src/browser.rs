@@ -76,8 +76,13 @@ impl DevlensServer {
     /// Chrome (endpoint: port, host:port, http or ws URL). The new connection becomes active.
     #[tool(
         name = "chrome",
-        annotations(title = "Launch or connect Chrome", read_only_hint = false, destructive_hint = false, idempotent_hint = false, open_world_hint = true),
-        output_schema = schema_for_output::<ConnectionInfo>()
+        annotations(
+            title = "Launch or connect Chrome",
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = false,
+            open_world_hint = true
+        )
     )]
     async fn chrome(&self, Parameters(args): Parameters<ChromeArgs>) -> CallToolResult {
         respond(browser::chrome(self.app(), args).await)
@@ -86,8 +91,12 @@ impl DevlensServer {
     /// The browser connections: id, launched or connected, endpoint, tabs, which is active.
     #[tool(
         name = "chrome_list_connections",
-        annotations(title = "List browser connections", read_only_hint = true, idempotent_hint = true, open_world_hint = false),
-        output_schema = schema_for_output::<ConnectionList>()
+        annotations(
+            title = "List browser connections",
+            read_only_hint = true,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
     )]
     async fn chrome_list_connections(&self) -> CallToolResult {
         respond(Ok(browser::connections(self.app())))
@@ -132,8 +141,13 @@ impl DevlensServer {
     /// title, and the console errors and failed requests of the load.
     #[tool(
         name = "navigate",
-        annotations(title = "Navigate", read_only_hint = false, destructive_hint = false, idempotent_hint = false, open_world_hint = true),
-        output_schema = schema_for_output::<NavigationOutcome>()
+        annotations(
+            title = "Navigate",
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = false,
+            open_world_hint = true
+        )
     )]
     async fn navigate(&self, Parameters(args): Parameters<NavigateArgs>) -> CallToolResult {
         respond(browser::navigate(self.app(), args).await)
@@ -144,8 +158,12 @@ impl DevlensServer {
     /// Looks inside open shadow roots and same-origin iframes when the page itself has no match.
     #[tool(
         name = "query_elements",
-        annotations(title = "Query elements", read_only_hint = true, idempotent_hint = true, open_world_hint = false),
-        output_schema = schema_for_output::<ElementList>()
+        annotations(
+            title = "Query elements",
+            read_only_hint = true,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
     )]
     async fn query_elements(
         &self,
@@ -158,8 +176,12 @@ impl DevlensServer {
     /// the action tools accept. Paged (200 lines by default).
     #[tool(
         name = "snapshot",
-        annotations(title = "Page snapshot", read_only_hint = true, idempotent_hint = true, open_world_hint = false),
-        output_schema = schema_for_output::<Snapshot>()
+        annotations(
+            title = "Page snapshot",
+            read_only_hint = true,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
     )]
     async fn snapshot(&self, Parameters(args): Parameters<SnapshotArgs>) -> CallToolResult {
         respond(browser::snapshot(self.app(), args).await)
@@ -169,8 +191,13 @@ impl DevlensServer {
     /// changed: navigation, console errors, failed requests, a dialog, new tabs.
     #[tool(
         name = "click_element",
-        annotations(title = "Click", read_only_hint = false, destructive_hint = true, idempotent_hint = false, open_world_hint = true),
-        output_schema = schema_for_output::<ActionOutcome>()
+        annotations(
+            title = "Click",
+            read_only_hint = false,
+            destructive_hint = true,
+            idempotent_hint = false,
+            open_world_hint = true
+        )
     )]
     async fn click_element(&self, Parameters(args): Parameters<ClickArgs>) -> CallToolResult {
         respond(browser::click(self.app(), args).await)
@@ -179,8 +206,13 @@ impl DevlensServer {
     /// Replace the value of a text field, textarea, contenteditable or select, as typing would.
     #[tool(
         name = "fill_element",
-        annotations(title = "Fill a field", read_only_hint = false, destructive_hint = false, idempotent_hint = true, open_world_hint = true),
-        output_schema = schema_for_output::<ActionOutcome>()
+        annotations(
+            title = "Fill a field",
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = true,
+            open_world_hint = true
+        )
     )]
     async fn fill_element(&self, Parameters(args): Parameters<FillArgs>) -> CallToolResult {
         respond(browser::fill(self.app(), args).await)
@@ -189,8 +221,13 @@ impl DevlensServer {
     /// Type text key by key into the focused element (or element), optionally pressing Enter.
     #[tool(
         name = "type_text",
-        annotations(title = "Type text", read_only_hint = false, destructive_hint = true, idempotent_hint = false, open_world_hint = true),
-        output_schema = schema_for_output::<ActionOutcome>()
+        annotations(
+            title = "Type text",
+            read_only_hint = false,
+            destructive_hint = true,
+            idempotent_hint = false,
+            open_world_hint = true
+        )
     )]
     async fn type_text(&self, Parameters(args): Parameters<TypeTextArgs>) -> CallToolResult {
         respond(browser::type_text(self.app(), args).await)
@@ -199,8 +236,13 @@ impl DevlensServer {
     /// Press a key or combination (Enter, Escape, ArrowDown, Control+A, Shift+Tab).
     #[tool(
         name = "press_key",
-        annotations(title = "Press a key", read_only_hint = false, destructive_hint = true, idempotent_hint = false, open_world_hint = true),
-        output_schema = schema_for_output::<ActionOutcome>()
+        annotations(
+            title = "Press a key",
+            read_only_hint = false,
+            destructive_hint = true,
+            idempotent_hint = false,
+            open_world_hint = true
+        )
     )]
     async fn press_key(&self, Parameters(args): Parameters<PressKeyArgs>) -> CallToolResult {
         respond(browser::press_key(self.app(), args).await)
@@ -209,8 +251,13 @@ impl DevlensServer {
     /// Move the mouse over an element (hover styles, menus, tooltips).
     #[tool(
         name = "hover",
-        annotations(title = "Hover", read_only_hint = false, destructive_hint = false, idempotent_hint = true, open_world_hint = true),
-        output_schema = schema_for_output::<ActionOutcome>()
+        annotations(
+            title = "Hover",
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = true,
+            open_world_hint = true
+        )
     )]
     async fn hover(&self, Parameters(args): Parameters<ElementArgs>) -> CallToolResult {
         respond(browser::hover(self.app(), args).await)
@@ -219,8 +266,13 @@ impl DevlensServer {
     /// Select options of a <select> by value or visible label.
     #[tool(
         name = "select_option",
-        annotations(title = "Select an option", read_only_hint = false, destructive_hint = false, idempotent_hint = true, open_world_hint = true),
-        output_schema = schema_for_output::<ActionOutcome>()
+        annotations(
+            title = "Select an option",
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = true,
+            open_world_hint = true
+        )
     )]
     async fn select_option(
         &self,
@@ -232,8 +284,13 @@ impl DevlensServer {
     /// Scroll an element into view, or the page (or a scrollable element) in a direction.
     #[tool(
         name = "scroll",
-        annotations(title = "Scroll", read_only_hint = false, destructive_hint = false, idempotent_hint = false, open_world_hint = true),
-        output_schema = schema_for_output::<ActionOutcome>()
+        annotations(
+            title = "Scroll",
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = false,
+            open_world_hint = true
+        )
     )]
     async fn scroll(&self, Parameters(args): Parameters<ScrollArgs>) -> CallToolResult {
         respond(browser::scroll(self.app(), args).await)
@@ -243,8 +300,12 @@ impl DevlensServer {
     /// something, or the network is idle. Give exactly one condition; timeoutMs default 5000.
     #[tool(
         name = "wait_for",
-        annotations(title = "Wait for", read_only_hint = true, idempotent_hint = true, open_world_hint = false),
-        output_schema = schema_for_output::<WaitOutcome>()
+        annotations(
+            title = "Wait for",
+            read_only_hint = true,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
     )]
     async fn wait_for(&self, Parameters(args): Parameters<WaitForArgs>) -> CallToolResult {
         respond(browser::wait_for(self.app(), args).await)
@@ -253,8 +314,13 @@ impl DevlensServer {
     /// Accept or dismiss the open JavaScript dialog (alert, confirm, prompt, beforeunload).
     #[tool(
         name = "handle_dialog",
-        annotations(title = "Handle a dialog", read_only_hint = false, destructive_hint = true, idempotent_hint = false, open_world_hint = true),
-        output_schema = schema_for_output::<ActionOutcome>()
+        annotations(
+            title = "Handle a dialog",
+            read_only_hint = false,
+            destructive_hint = true,
+            idempotent_hint = false,
+            open_world_hint = true
+        )
     )]
     async fn handle_dialog(
         &self,
@@ -267,8 +333,12 @@ impl DevlensServer {
     /// level and text; the most recent 50 by default; sinceLastRead for only new ones.
     #[tool(
         name = "get_console_logs",
-        annotations(title = "Console logs", read_only_hint = true, idempotent_hint = false, open_world_hint = false),
-        output_schema = schema_for_output::<ConsoleLogs>()
+        annotations(
+            title = "Console logs",
+            read_only_hint = true,
+            idempotent_hint = false,
+            open_world_hint = false
+        )
     )]
     async fn get_console_logs(&self, Parameters(args): Parameters<ConsoleArgs>) -> CallToolResult {
         respond(browser::console_logs(self.app(), args).await)
@@ -279,8 +349,12 @@ impl DevlensServer {
     /// resourceType, urlContains; paged (50 by default).
     #[tool(
         name = "list_network_requests",
-        annotations(title = "Network requests", read_only_hint = true, idempotent_hint = true, open_world_hint = false),
-        output_schema = schema_for_output::<NetworkPage>()
+        annotations(
+            title = "Network requests",
+            read_only_hint = true,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
     )]
     async fn list_network_requests(
         &self,
@@ -293,8 +367,13 @@ impl DevlensServer {
     /// a file with saveResponseBodyTo).
     #[tool(
         name = "get_network_request",
-        annotations(title = "Network request details", read_only_hint = false, destructive_hint = false, idempotent_hint = true, open_world_hint = false),
-        output_schema = schema_for_output::<RequestDetails>()
+        annotations(
+            title = "Network request details",
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
     )]
     async fn get_network_request(
         &self,
@@ -312,8 +391,13 @@ impl DevlensServer {
     /// image, or with path saves it there and returns the path.
     #[tool(
         name = "screenshot",
-        annotations(title = "Screenshot", read_only_hint = false, destructive_hint = false, idempotent_hint = true, open_world_hint = false),
-        output_schema = schema_for_output::<Screenshot>()
+        annotations(
+            title = "Screenshot",
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
     )]
     async fn screenshot(
         &self,
@@ -341,8 +425,13 @@ impl DevlensServer {
     /// a screenshot taken afterwards.
     #[tool(
         name = "evaluate",
-        annotations(title = "Evaluate JavaScript", read_only_hint = false, destructive_hint = true, idempotent_hint = false, open_world_hint = true),
-        output_schema = schema_for_output::<Evaluation>()
+        annotations(
+            title = "Evaluate JavaScript",
+            read_only_hint = false,
+            destructive_hint = true,
+            idempotent_hint = false,
+            open_world_hint = true
+        )
     )]
     async fn evaluate(&self, Parameters(args): Parameters<EvaluateArgs>) -> CallToolResult {
         respond_shown(browser::evaluate(self.app(), args).await)
@@ -375,8 +464,13 @@ impl DevlensServer {
     /// effect.
     #[tool(
         name = "emulate",
-        annotations(title = "Emulate a device", read_only_hint = false, destructive_hint = false, idempotent_hint = true, open_world_hint = false),
-        output_schema = schema_for_output::<EmulationState>()
+        annotations(
+            title = "Emulate a device",
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
     )]
     async fn emulate(&self, Parameters(args): Parameters<EmulateArgs>) -> CallToolResult {
         respond(browser::emulate(self.app(), args).await)

@@ -6,11 +6,7 @@
 //! answers with what to do first, e.g. "not paused: set a breakpoint with `breakpoint`, then
 //! trigger it".
 
-use rmcp::{
-    handler::server::{tool::schema_for_output, wrapper::Parameters},
-    model::CallToolResult,
-    tool, tool_router,
-};
+use rmcp::{handler::server::wrapper::Parameters, model::CallToolResult, tool, tool_router};
 
 use devlens_app::debugger::{
     self as debugger, BreakpointArgs, BreakpointOutcome, DebugConnectionArgs, EvaluateInFrameArgs,
@@ -43,8 +39,13 @@ impl DevlensServer {
     /// sources (source maps).
     #[tool(
         name = "enable_debug_tools",
-        annotations(title = "Enable the debugger", read_only_hint = false, destructive_hint = false, idempotent_hint = true, open_world_hint = false),
-        output_schema = schema_for_output::<DebuggerStatus>()
+        annotations(
+            title = "Enable the debugger",
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
     )]
     async fn enable_debug_tools(
         &self,
@@ -79,8 +80,13 @@ impl DevlensServer {
     /// with the pause context when the page is (still or again) paused.
     #[tool(
         name = "execution",
-        annotations(title = "Resume or pause", read_only_hint = false, destructive_hint = false, idempotent_hint = false, open_world_hint = false),
-        output_schema = schema_for_output::<ExecutionOutcome>()
+        annotations(
+            title = "Resume or pause",
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = false,
+            open_world_hint = false
+        )
     )]
     async fn execution(&self, Parameters(args): Parameters<ExecutionArgs>) -> CallToolResult {
         respond(debugger::execution(self.app(), args).await)
@@ -90,8 +96,13 @@ impl DevlensServer {
     /// pause context; variables the step changed are marked.
     #[tool(
         name = "step",
-        annotations(title = "Step", read_only_hint = false, destructive_hint = false, idempotent_hint = false, open_world_hint = false),
-        output_schema = schema_for_output::<ExecutionOutcome>()
+        annotations(
+            title = "Step",
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = false,
+            open_world_hint = false
+        )
     )]
     async fn step(&self, Parameters(args): Parameters<StepArgs>) -> CallToolResult {
         match debugger::step(self.app(), &args).await {
@@ -110,8 +121,12 @@ impl DevlensServer {
     /// evaluate_in_frame takes.
     #[tool(
         name = "call_stack",
-        annotations(title = "Call stack", read_only_hint = true, idempotent_hint = true, open_world_hint = false),
-        output_schema = schema_for_output::<CallStack>()
+        annotations(
+            title = "Call stack",
+            read_only_hint = true,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
     )]
     async fn call_stack(
         &self,
@@ -124,8 +139,13 @@ impl DevlensServer {
     /// that frame's local variables and closures. For the page's global scope use evaluate.
     #[tool(
         name = "evaluate_in_frame",
-        annotations(title = "Evaluate in a call frame", read_only_hint = false, destructive_hint = true, idempotent_hint = false, open_world_hint = false),
-        output_schema = schema_for_output::<FrameEvaluation>()
+        annotations(
+            title = "Evaluate in a call frame",
+            read_only_hint = false,
+            destructive_hint = true,
+            idempotent_hint = false,
+            open_world_hint = false
+        )
     )]
     async fn evaluate_in_frame(
         &self,
@@ -138,8 +158,13 @@ impl DevlensServer {
     /// returns with the pause context, the exception included.
     #[tool(
         name = "pause_on_exceptions",
-        annotations(title = "Pause on exceptions", read_only_hint = false, destructive_hint = false, idempotent_hint = true, open_world_hint = false),
-        output_schema = schema_for_output::<DebuggerStatus>()
+        annotations(
+            title = "Pause on exceptions",
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
     )]
     async fn pause_on_exceptions(
         &self,
@@ -152,8 +177,12 @@ impl DevlensServer {
     /// and answer with the pause context; already paused: answers at once.
     #[tool(
         name = "wait_for_pause",
-        annotations(title = "Wait for a pause", read_only_hint = true, idempotent_hint = true, open_world_hint = false),
-        output_schema = schema_for_output::<PauseContext>()
+        annotations(
+            title = "Wait for a pause",
+            read_only_hint = true,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
     )]
     async fn wait_for_pause(
         &self,

@@ -11,7 +11,7 @@ use rmcp::{
 };
 use serde::Deserialize;
 
-use devlens_docs::{QueryDocsInput, QueryDocsOutput, Resolved};
+use devlens_docs::{QueryDocsInput, Resolved};
 
 use crate::{DevlensServer, reply::reply};
 
@@ -51,8 +51,12 @@ impl DevlensServer {
     /// resolve_library_id.
     #[tool(
         name = "query_docs",
-        annotations(title = "Query library docs", read_only_hint = true, idempotent_hint = true, open_world_hint = false),
-        output_schema = schema_for_output::<QueryDocsOutput>()
+        annotations(
+            title = "Query library docs",
+            read_only_hint = true,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
     )]
     async fn query_docs(&self, Parameters(input): Parameters<QueryDocsInput>) -> CallToolResult {
         let answer = match self.app().docs() {

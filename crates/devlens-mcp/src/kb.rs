@@ -14,9 +14,7 @@ use rmcp::{
 use serde::Deserialize;
 
 use devlens_app::{AppError, kb::SaveSolution};
-use devlens_kb::{
-    AskAnswer, AskRequest, Deleted, Saved, SearchMode, SearchOptions, SearchResults, Solution,
-};
+use devlens_kb::{AskRequest, Deleted, Saved, SearchMode, SearchOptions, Solution};
 
 use crate::{DevlensServer, reply::reply};
 
@@ -108,8 +106,12 @@ impl DevlensServer {
     /// Search saved solutions: best first, with score and excerpt.
     #[tool(
         name = "search_solutions",
-        annotations(title = "Search saved solutions", read_only_hint = true, idempotent_hint = true, open_world_hint = false),
-        output_schema = schema_for_output::<SearchResults>()
+        annotations(
+            title = "Search saved solutions",
+            read_only_hint = true,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
     )]
     async fn search_solutions(&self, Parameters(args): Parameters<SearchArgs>) -> CallToolResult {
         let options = SearchOptions {
@@ -128,8 +130,12 @@ impl DevlensServer {
     /// answer from it citing [n]. generate_answer also has the configured LLM answer.
     #[tool(
         name = "ask_knowledge_base",
-        annotations(title = "Ask the knowledge base", read_only_hint = true, idempotent_hint = true, open_world_hint = false),
-        output_schema = schema_for_output::<AskAnswer>()
+        annotations(
+            title = "Ask the knowledge base",
+            read_only_hint = true,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
     )]
     async fn ask_knowledge_base(&self, Parameters(args): Parameters<AskArgs>) -> CallToolResult {
         let request = AskRequest {

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use rmcp::{
     RoleServer,
-    handler::server::{tool::schema_for_output, wrapper::Parameters},
+    handler::server::wrapper::Parameters,
     model::CallToolResult,
     service::{Peer, RequestContext},
     tool, tool_router,
@@ -18,7 +18,7 @@ use rmcp::{
 
 use devlens_app::{
     AppError,
-    workspace::{self as files, EditFile, ListFiles, LiveChange, ReadFile, SearchFiles, WriteFile},
+    workspace::{self as files, EditFile, ListFiles, ReadFile, SearchFiles, WriteFile},
 };
 use devlens_workspace::Workspace;
 
@@ -141,8 +141,13 @@ impl DevlensServer {
     /// adds a screenshot or an element's computed style).
     #[tool(
         name = "write_file",
-        annotations(title = "Write a file", read_only_hint = false, destructive_hint = true, idempotent_hint = true, open_world_hint = false),
-        output_schema = schema_for_output::<LiveChange>()
+        annotations(
+            title = "Write a file",
+            read_only_hint = false,
+            destructive_hint = true,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
     )]
     async fn write_file(
         &self,
@@ -160,8 +165,13 @@ impl DevlensServer {
     /// since it was read. Like write_file, reports how the open page took the change.
     #[tool(
         name = "edit_file",
-        annotations(title = "Edit a file", read_only_hint = false, destructive_hint = true, idempotent_hint = false, open_world_hint = false),
-        output_schema = schema_for_output::<LiveChange>()
+        annotations(
+            title = "Edit a file",
+            read_only_hint = false,
+            destructive_hint = true,
+            idempotent_hint = false,
+            open_world_hint = false
+        )
     )]
     async fn edit_file(
         &self,
