@@ -544,8 +544,10 @@ async fn hide_and_show_tools_by_name_glob_and_family() {
     assert!(message.contains("matches no tool"), "{message}");
     assert!(listed(&client).await.contains("navigate"), "all or nothing");
     // A glob that also matches the meta tools leaves them listed.
+    let before = changes.seen();
     let kept = ok(&client, "hide_tools", json!({ "tools": ["*_tools"] })).await;
     assert!(kept.text.contains("stay listed"), "{}", kept.text);
+    assert!(changes.after(before, WAIT).await, "enable_debug_tools went");
     assert!(listed(&client).await.contains("show_tools"));
 
     // A family by name.
@@ -559,9 +561,12 @@ async fn hide_and_show_tools_by_name_glob_and_family() {
         &["step", "breakpoint"],
     );
 
-    // Show one, then everything.
+    // Show one, then everything. (Each change is announced; wait for one before counting the
+    // next, or a late announcement counts for the wrong step.)
+    let before = changes.seen();
     let shown = ok(&client, "show_tools", json!({ "tools": ["snapshot"] })).await;
     assert!(shown.text.contains("shown: snapshot"), "{}", shown.text);
+    assert!(changes.after(before, WAIT).await);
     let before = changes.seen();
     ok(&client, "show_tools", json!({ "tools": ["*"] })).await;
     assert!(changes.after(before, WAIT).await);
