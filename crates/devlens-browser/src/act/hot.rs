@@ -284,6 +284,10 @@ impl Tab {
     /// the file changed.
     pub async fn watch_file(&self, rel: &str) -> Option<FileWatch> {
         self.check_alive().ok()?;
+        // A page held by a dialog or a debugger pause takes no change until it is released.
+        if self.blocker().is_some() {
+            return None;
+        }
         let page = self.state().page_state().navigations;
         let (served_as, dev_server) = {
             let log = self.state().network_mut();
@@ -331,6 +335,13 @@ impl Tab {
             let mut polls = 0u32;
             while started.elapsed() < options.timeout {
                 self.check_alive()?;
+                if self.blocker().is_some() {
+                    notes.push(
+                        "a dialog or a debugger pause holds the page: handle_dialog or resume it"
+                            .into(),
+                    );
+                    break;
+                }
                 if let Some(seen) = self.arrival_since(&watch) {
                     arrival = seen;
                     break;
@@ -383,6 +394,13 @@ impl Tab {
             .network_mut()
             .failed_since(mark.network, UPDATE_ITEMS);
         let style = match &options.style {
+            Some(probe) if self.open_dialog().is_some() => {
+                notes.push(format!(
+                    "`{}` was not read: a dialog is open (handle_dialog)",
+                    probe.selector
+                ));
+                None
+            }
             Some(probe) => match self.eval_raw(&style_js(probe), true).await {
                 Ok(v) => match v.pointer("/result/value") {
                     Some(Value::Object(map)) => Some(
@@ -436,6 +454,10 @@ impl Tab {
 
     /// The text of the dev server's error overlay, when one shows.
     pub(crate) async fn error_overlay(&self) -> Option<String> {
+        // A dialog would hold the evaluation until it closes.
+        if self.open_dialog().is_some() {
+            return None;
+        }
         let answer = self.eval_raw(OVERLAY_JS, true).await.ok()?;
         let text = answer.pointer("/result/value")?.as_str()?;
         (!text.is_empty()).then(|| truncate(text, OVERLAY_CHARS))
