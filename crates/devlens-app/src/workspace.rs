@@ -7,7 +7,6 @@
 //! for the page to take the change (a dev server's hot update or reload, else a reload of its
 //! own) and reports what followed, with the page's error locations named as workspace files.
 
-use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -138,6 +137,9 @@ pub struct LiveChange {
     /// read_file.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub error_sources: Vec<String>,
+    /// Why the open page could not be checked (the file is written all the same).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub page_error: Option<String>,
 }
 
 impl Report for LiveChange {
@@ -150,6 +152,10 @@ impl Report for LiveChange {
         if !self.error_sources.is_empty() {
             out.push_str("\nIn the workspace: ");
             out.push_str(&self.error_sources.join(", "));
+        }
+        if let Some(why) = &self.page_error {
+            out.push_str("\nPage: not checked: ");
+            out.push_str(why);
         }
         out
     }
@@ -298,7 +304,8 @@ impl PageWatch {
         let mut watched = None;
         if check.wait != Some(false)
             && let Ok(resolved) = ws.resolve(path, Access::Write)
-            && !Path::new(&resolved.display).is_absolute()
+            // The artifacts folder holds nothing a page loads.
+            && resolved.path.starts_with(ws.root())
             && let Ok(tab) = app.browser().tab(None).await
             && let Some(watch) = tab.watch_file(&resolved.display).await
         {
@@ -318,6 +325,7 @@ impl PageWatch {
                     change,
                     page: None,
                     error_sources: Vec::new(),
+                    page_error: None,
                 },
                 screenshot: None,
             });
@@ -347,7 +355,8 @@ impl PageWatch {
                     result: LiveChange {
                         change,
                         page: None,
-                        error_sources: vec![format!("(the page could not be checked: {e})")],
+                        error_sources: Vec::new(),
+                        page_error: Some(e.to_string()),
                     },
                     screenshot: None,
                 });
@@ -358,6 +367,7 @@ impl PageWatch {
             change,
             page: Some(page),
             error_sources,
+            page_error: None,
         };
         Ok(crate::browser::with_screenshot(&tab, result, self.check.screenshot).await)
     }
@@ -371,7 +381,7 @@ const DEFAULT_STYLE_PROPERTIES: [&str; 4] = ["color", "background-color", "font-
 fn error_sources(ws: &Workspace, page: &PageUpdate) -> Vec<String> {
     let mut found: Vec<String> = Vec::new();
     let mut add = |location: &str| {
-        if let Some(at) = workspace_location(ws, location)
+        if let Some(at) = ws.locate(location)
             && !found.contains(&at)
         {
             found.push(at);
@@ -392,57 +402,6 @@ fn error_sources(ws: &Workspace, page: &PageUpdate) -> Vec<String> {
     }
     found.truncate(10);
     found
-}
-
-/// Where a location the page shows — `/src/main.js:3:5`, a URL, `fn (/src/a.js:3:5)`,
-/// `webpack://app/./src/a.js:3`, Vite's `/@fs/…` or an absolute path — is in the workspace:
-/// `src/main.js:3`, when that file exists there.
-pub fn workspace_location(ws: &Workspace, location: &str) -> Option<String> {
-    let location = location.trim();
-    // A stack frame: `fn (location)`.
-    let location = match (location.rfind('('), location.strip_suffix(')')) {
-        (Some(open), Some(inner)) => &inner[open + 1..],
-        _ => location,
-    };
-    let mut path = location;
-    let mut line = None;
-    // Up to two trailing `:number`s: line and column.
-    for _ in 0..2 {
-        match path.rsplit_once(':') {
-            Some((rest, n)) if !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()) => {
-                line = Some(n);
-                path = rest;
-            }
-            _ => break,
-        }
-    }
-    let path = path.split(['?', '#']).next().unwrap_or(path);
-    let path = if let Some((scheme, rest)) = path.split_once("://") {
-        match scheme {
-            "file" => rest,
-            // A bundler's virtual root (`webpack://app/`): the path follows the project name.
-            _ => &rest[rest.find('/')?..],
-        }
-    } else {
-        path
-    };
-    let path = path.strip_prefix("/@fs").unwrap_or(path);
-    let root = ws.root();
-    let relative = match Path::new(path).strip_prefix(root) {
-        Ok(inside) => inside.to_str()?.to_string(),
-        Err(_) => path
-            .trim_start_matches('/')
-            .trim_start_matches("./")
-            .to_string(),
-    };
-    if relative.is_empty() || !root.join(&relative).is_file() {
-        return None;
-    }
-    ws.resolve(&relative, Access::Read).ok()?;
-    Some(match line {
-        Some(line) => format!("{relative}:{line}"),
-        None => relative,
-    })
 }
 
 #[cfg(test)]
@@ -470,35 +429,5 @@ mod tests {
         ));
         assert!(edit(Some("a"), None, None).edit().is_err());
         assert!(edit(Some("a"), Some("b"), Some("@@")).edit().is_err());
-    }
-
-    #[test]
-    fn page_locations_name_workspace_files() {
-        let dir = tempfile::tempdir().unwrap();
-        let root = dir.path().join("app");
-        std::fs::create_dir_all(root.join("src")).unwrap();
-        std::fs::write(root.join("src/main.js"), "x\n").unwrap();
-        let ws = Workspace::open(&root, &dir.path().join("data"), false).unwrap();
-        let abs = ws.root().join("src/main.js").display().to_string();
-        for (shown, expected) in [
-            ("/src/main.js:3:5", Some("src/main.js:3")),
-            (
-                "http://127.0.0.1:5173/src/main.js?t=12:7:1",
-                Some("src/main.js:7"),
-            ),
-            ("onClick (/src/main.js:9:2)", Some("src/main.js:9")),
-            ("webpack://app/./src/main.js:4", Some("src/main.js:4")),
-            (&format!("/@fs{abs}:2:1"), Some("src/main.js:2")),
-            (&format!("{abs}:11:3"), Some("src/main.js:11")),
-            ("/src/other.js:1:1", None),
-            ("/etc/passwd:1", None),
-            ("https://cdn.example.com/lib.js:1:1", None),
-        ] {
-            assert_eq!(
-                workspace_location(&ws, shown).as_deref(),
-                expected,
-                "{shown}"
-            );
-        }
     }
 }

@@ -30,6 +30,15 @@ const PAGE_TURN: Duration = Duration::from_millis(250);
 /// Console errors and failed requests listed in an outcome.
 const OUTCOME_ITEMS: usize = 5;
 
+/// Console errors and failed requests since a [`Mark`]: the newest few of each and how many
+/// more. Every report of what a call changed lists them.
+pub(crate) struct Followups {
+    pub console_errors: Vec<ConsoleEntry>,
+    pub console_errors_omitted: usize,
+    pub failed_requests: Vec<NetworkEntry>,
+    pub failed_requests_omitted: usize,
+}
+
 /// The tab's counters before an action, to tell what the action changed.
 #[derive(Debug, Clone)]
 pub(crate) struct Mark {
@@ -325,6 +334,22 @@ impl Tab {
         }
     }
 
+    /// Console errors and failed requests since `mark`, at most `limit` of each.
+    pub(crate) fn followups(&self, mark: &Mark, limit: usize) -> Followups {
+        let (console_errors, console_errors_omitted) =
+            self.state()
+                .console_mut()
+                .since(mark.console, ConsoleLevel::Error, limit);
+        let (failed_requests, failed_requests_omitted) =
+            self.state().network_mut().failed_since(mark.network, limit);
+        Followups {
+            console_errors,
+            console_errors_omitted,
+            failed_requests,
+            failed_requests_omitted,
+        }
+    }
+
     /// The current blocker, if any.
     pub(crate) fn blocker(&self) -> Option<Blocker> {
         self.state().blocker.borrow().clone()
@@ -413,19 +438,16 @@ impl Tab {
     ) -> ActionOutcome {
         let main_frame = self.state().page_state().main_frame.clone();
         let navigated = self.state().page_state().navigations > mark.navigations;
-        let (console_errors, console_errors_omitted) =
-            self.state()
-                .console_mut()
-                .since(mark.console, ConsoleLevel::Error, OUTCOME_ITEMS);
-        let (failed_requests, failed_requests_omitted, document) = {
-            let log = self.state().network_mut();
-            let (failed, omitted) = log.failed_since(mark.network, OUTCOME_ITEMS);
-            (
-                failed,
-                omitted,
-                log.main_document_since(mark.network, main_frame.as_deref()),
-            )
-        };
+        let Followups {
+            console_errors,
+            console_errors_omitted,
+            failed_requests,
+            failed_requests_omitted,
+        } = self.followups(mark, OUTCOME_ITEMS);
+        let document = self
+            .state()
+            .network_mut()
+            .main_document_since(mark.network, main_frame.as_deref());
         let dialog = self.open_dialog();
         let (mut url, mut title) = (None, None);
         let current = self.url();

@@ -17,6 +17,7 @@
 pub mod confine;
 mod error;
 pub mod list;
+mod locate;
 pub mod read;
 pub mod search;
 pub mod write;

@@ -184,6 +184,23 @@ async fn read_list_search_write_and_edit_inside_the_workspace_only() {
     assert_eq!(created["created"], true);
     assert!(root.join("src/components/Title.jsx").is_file());
 
+    // A page check that cannot be done is refused before anything is written.
+    let no_selector = err(
+        &client,
+        "write_file",
+        json!({"path": "src/Other.jsx", "content": "x", "page": {"style": {"selector": " "}}}),
+    )
+    .await;
+    assert!(no_selector.contains("page.style.selector"), "{no_selector}");
+    let misspelt = err(
+        &client,
+        "write_file",
+        json!({"path": "src/Other.jsx", "content": "x", "page": {"screenshots": true}}),
+    )
+    .await;
+    assert!(misspelt.contains("screenshots"), "{misspelt}");
+    assert!(!root.join("src/Other.jsx").exists());
+
     // Every way out is refused, and says where files may go.
     for path in [
         "../home/.bashrc",

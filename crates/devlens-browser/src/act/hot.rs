@@ -11,9 +11,9 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::act::navigate::Navigation;
-use crate::effects::{Mark, is_zero, render_changes};
+use crate::effects::{Followups, Mark, is_zero, render_changes};
 use crate::error::Result;
-use crate::records::console::{ConsoleEntry, ConsoleLevel};
+use crate::records::console::ConsoleEntry;
 use crate::records::network::NetworkEntry;
 use crate::tab::targets::Tab;
 use crate::text::truncate;
@@ -385,14 +385,12 @@ impl Tab {
                 options.timeout.as_secs()
             ));
         }
-        let (console_errors, console_errors_omitted) =
-            self.state()
-                .console_mut()
-                .since(mark.console, ConsoleLevel::Error, UPDATE_ITEMS);
-        let (failed_requests, failed_requests_omitted) = self
-            .state()
-            .network_mut()
-            .failed_since(mark.network, UPDATE_ITEMS);
+        let Followups {
+            console_errors,
+            console_errors_omitted,
+            failed_requests,
+            failed_requests_omitted,
+        } = self.followups(mark, UPDATE_ITEMS);
         let style = match &options.style {
             Some(probe) if self.open_dialog().is_some() => {
                 notes.push(format!(

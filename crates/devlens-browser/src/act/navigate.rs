@@ -8,9 +8,8 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use crate::effects::{Mark, NavigationOutcome};
+use crate::effects::{Followups, Mark, NavigationOutcome};
 use crate::error::{BrowserError, Result, net_error_hint};
-use crate::records::console::ConsoleLevel;
 use crate::tab::cdp::Raw;
 use crate::tab::session::BrowserSessions;
 use crate::tab::targets::{Tab, TabInfo};
@@ -266,19 +265,16 @@ impl Tab {
         notes: Vec<String>,
     ) -> NavigationOutcome {
         let main_frame = self.state().page_state().main_frame.clone();
-        let (console_errors, console_errors_omitted) =
-            self.state()
-                .console_mut()
-                .since(mark.console, ConsoleLevel::Error, REPORT_ITEMS);
-        let (failed_requests, failed_requests_omitted, document) = {
-            let log = self.state().network_mut();
-            let (failed, omitted) = log.failed_since(mark.network, REPORT_ITEMS);
-            (
-                failed,
-                omitted,
-                log.main_document_since(mark.network, main_frame.as_deref()),
-            )
-        };
+        let Followups {
+            console_errors,
+            console_errors_omitted,
+            failed_requests,
+            failed_requests_omitted,
+        } = self.followups(mark, REPORT_ITEMS);
+        let document = self
+            .state()
+            .network_mut()
+            .main_document_since(mark.network, main_frame.as_deref());
         let info = self.info().await.ok();
         let dialog = self.open_dialog();
         let paused = self.pause_context_if_paused().await.map(Box::new);

@@ -21,19 +21,8 @@ pub async fn start(cmd: tokio::process::Command) -> Server {
 /// The devlens command with its data in `data_dir`, started there, cleared of the user's
 /// environment and without an embedding model.
 pub fn command(data_dir: &std::path::Path) -> tokio::process::Command {
-    let mut cmd = tokio::process::Command::new(assert_cmd::cargo::cargo_bin("devlens"));
-    cmd.env("DEVLENS_DATA_DIR", data_dir)
-        .env_remove("DEVLENS_PROJECT")
-        .env_remove("PROJECT_NAME")
-        .env_remove("DEVLENS_CONFIG")
-        .env_remove("DEVLENS_PROJECTS_FILE")
-        .env_remove("DEVLENS_WORKSPACE")
-        .env_remove("CHROME_PATH")
-        .env("DEVLENS_MODEL_DIR", data_dir.join("no-model"))
-        .env("HF_HOME", data_dir.join("hf"))
-        .env("HF_HUB_CACHE", data_dir.join("hf/hub"))
-        .env_remove("EMBEDDING_PROVIDER")
-        .current_dir(data_dir);
+    let mut cmd = super::devlens_process(data_dir);
+    super::mcp::no_model(&mut cmd, data_dir);
     cmd
 }
 

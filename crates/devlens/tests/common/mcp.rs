@@ -17,19 +17,8 @@ pub type Client = RunningService<RoleClient, ()>;
 /// `devlens serve <args>` with its data in `data_dir`, started there, cleared of the user's
 /// environment (project, tool selection, config, workspace, browser path).
 pub fn serve_command(data_dir: &Path, args: &[&str]) -> tokio::process::Command {
-    let mut cmd = tokio::process::Command::new(assert_cmd::cargo::cargo_bin("devlens"));
-    cmd.arg("serve")
-        .args(args)
-        .env("DEVLENS_DATA_DIR", data_dir)
-        .env_remove("DEVLENS_PROJECT")
-        .env_remove("PROJECT_NAME")
-        .env_remove("DEVLENS_TOOLS")
-        .env_remove("DEVLENS_DYNAMIC_TOOLS")
-        .env_remove("DEVLENS_CONFIG")
-        .env_remove("DEVLENS_PROJECTS_FILE")
-        .env_remove("DEVLENS_WORKSPACE")
-        .env_remove("CHROME_PATH")
-        .current_dir(data_dir);
+    let mut cmd = super::devlens_process(data_dir);
+    cmd.arg("serve").args(args);
     cmd
 }
 

@@ -32,6 +32,23 @@ pub fn data_dir_with_petstore() -> tempfile::TempDir {
     dir
 }
 
+/// The devlens process with its data in `data_dir`, started there, cleared of the user's
+/// environment (project, tool selection, config, workspace, browser path).
+pub fn devlens_process(data_dir: &Path) -> tokio::process::Command {
+    let mut cmd = tokio::process::Command::new(assert_cmd::cargo::cargo_bin("devlens"));
+    cmd.env("DEVLENS_DATA_DIR", data_dir)
+        .env_remove("DEVLENS_PROJECT")
+        .env_remove("PROJECT_NAME")
+        .env_remove("DEVLENS_TOOLS")
+        .env_remove("DEVLENS_DYNAMIC_TOOLS")
+        .env_remove("DEVLENS_CONFIG")
+        .env_remove("DEVLENS_PROJECTS_FILE")
+        .env_remove("DEVLENS_WORKSPACE")
+        .env_remove("CHROME_PATH")
+        .current_dir(data_dir);
+    cmd
+}
+
 /// The devlens command with a private data dir, cleared of the user's environment.
 pub fn devlens(data_dir: &Path) -> assert_cmd::Command {
     let mut cmd = assert_cmd::Command::cargo_bin("devlens").expect("devlens binary");
