@@ -18,6 +18,7 @@ mod tests {
         ("effects", 3),
         ("act", 4),
         ("debug", 4),
+        ("audit", 5),
     ];
 
     fn floor(module: &str) -> u8 {

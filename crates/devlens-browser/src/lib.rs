@@ -15,6 +15,7 @@
 //! | 2 page reads | [`page`] | DOM and frames, snapshot, console and network reads, screenshots, emulation, a paused page's context |
 //! | 3 effects | [`effects`] | what an action or a navigation changed, and racing a call against what blocks the page |
 //! | 4 acting | [`act`], [`debug`] | input, waits, dialogs, navigation, live code; breakpoints and execution control |
+//! | 5 audits | [`audit`] | accessibility (axe-core), performance (vitals, trace, CPU profile, memory), the CSS cascade, app state |
 //!
 //! Results are compact, bounded and pageable by default: agents pay for every token. Each result
 //! type is `Serialize` for structured output and has compact text for the model. Failures are
@@ -25,6 +26,7 @@
 //! returns at once with what blocked it instead of hanging.
 
 pub mod act;
+pub mod audit;
 pub mod debug;
 pub mod effects;
 pub mod error;

@@ -146,6 +146,50 @@ pub async fn server() -> String {
         .clone()
 }
 
+/// The folder `scripts/fetch-testdata` fills (DEVLENS_TESTDATA, else the repository's .testdata).
+pub fn testdata() -> std::path::PathBuf {
+    std::env::var_os("DEVLENS_TESTDATA")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../.testdata"))
+}
+
+/// True when the test data at `rel` exists; otherwise skips (or fails under
+/// DEVLENS_REQUIRE_TESTDATA=1).
+pub fn testdata_present(rel: &str) -> bool {
+    let path = testdata().join(rel);
+    if path.exists() {
+        return true;
+    }
+    let msg = format!(
+        "test data missing: {} does not exist; run scripts/fetch-testdata",
+        path.display()
+    );
+    assert!(std::env::var("DEVLENS_REQUIRE_TESTDATA").as_deref() != Ok("1"), "{msg}");
+    eprintln!("skipping: {msg}");
+    false
+}
+
+/// A file under `root` (no `..`), with its content type by extension.
+fn static_file(root: &std::path::Path, rel: &str) -> axum::response::Response {
+    if rel.split('/').any(|s| s == ".." || s.is_empty()) {
+        return StatusCode::BAD_REQUEST.into_response();
+    }
+    let path = root.join(rel);
+    let Ok(body) = std::fs::read(&path) else {
+        return StatusCode::NOT_FOUND.into_response();
+    };
+    let kind = match path.extension().and_then(|e| e.to_str()).unwrap_or("") {
+        "html" => "text/html; charset=utf-8",
+        "js" | "mjs" => "text/javascript",
+        "css" => "text/css",
+        "json" | "map" => "application/json",
+        "svg" => "image/svg+xml",
+        "png" => "image/png",
+        _ => "application/octet-stream",
+    };
+    ([(header::CONTENT_TYPE, kind)], body).into_response()
+}
+
 fn page(title: &str, body: &str) -> Html<String> {
     Html(format!(
         "<!doctype html><html><head><meta charset=utf-8><title>{title}</title></head><body>{body}</body></html>"
@@ -185,6 +229,14 @@ fn router() -> Router {
                 "<button id=b onclick=\"this.textContent = '{label} clicked'\">{label} button</button>\
                  <input id=f aria-label=\"{label} field\">"
             ))
+        }))
+        // Fixture pages under tests/fixtures/pages/, and libraries fetched into the test data
+        // (`scripts/fetch-testdata`), e.g. /lib/react/package/umd/react.production.min.js.
+        .route("/pages/{*path}", get(|axum::extract::Path(p): axum::extract::Path<String>| async move {
+            static_file(&std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/pages"), &p)
+        }))
+        .route("/lib/{*path}", get(|axum::extract::Path(p): axum::extract::Path<String>| async move {
+            static_file(&testdata(), &p)
         }))
         .route("/frames", get(|| async {
             // localhost is another site than 127.0.0.1: Chrome gives that frame its own process.
