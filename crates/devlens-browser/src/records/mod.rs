@@ -7,6 +7,7 @@
 //! - [`debugger`]: the debugger's state and the shapes its answers take;
 //! - [`sourcemap`]: source maps parsed, and the maps of a tab's scripts;
 //! - [`emulation`]: what a tab emulates; [`refs`]: snapshot refs;
+//! - [`trace`]: a performance trace and a CPU profile reduced to findings;
 //! - here: [`TabState`], which holds one of each per tab, the page's state, and what blocks it.
 
 pub mod console;
@@ -15,6 +16,7 @@ pub mod emulation;
 pub mod network;
 pub mod refs;
 pub mod sourcemap;
+pub mod trace;
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};

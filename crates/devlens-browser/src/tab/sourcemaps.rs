@@ -36,6 +36,41 @@ pub(crate) async fn load(
     SourceMap::parse(&text, &url).map_err(|e| format!("{url}: {e}"))
 }
 
+/// The source map a script names in its `sourceMappingURL` comment (for code the debugger
+/// has not seen: a profile's or a trace's functions).
+pub(crate) async fn script_map(
+    page: &Page,
+    frame: Option<&str>,
+    script_url: &str,
+) -> Result<SourceMap, String> {
+    let text = fetch_text(page, frame, script_url, MAX_MAP_BYTES).await?;
+    let start = (text.len().saturating_sub(8192)..text.len())
+        .find(|&i| text.is_char_boundary(i))
+        .unwrap_or(text.len());
+    let tail = &text[start..];
+    let map_url = tail
+        .lines()
+        .rev()
+        .find_map(|l| {
+            let l = l.trim();
+            l.strip_prefix("//# sourceMappingURL=")
+                .or_else(|| l.strip_prefix("//@ sourceMappingURL="))
+        })
+        .map(str::trim)
+        .filter(|u| !u.is_empty())
+        .ok_or_else(|| format!("{script_url} names no source map"))?;
+    load(page, frame, script_url, map_url).await
+}
+
+/// A script's text (bounded like a map), to turn a character offset into a line and column.
+pub(crate) async fn script_text(
+    page: &Page,
+    frame: Option<&str>,
+    script_url: &str,
+) -> Result<String, String> {
+    fetch_text(page, frame, script_url, MAX_MAP_BYTES).await
+}
+
 /// A text resource loaded with `Network.loadNetworkResource`, at most `max` bytes.
 async fn fetch_text(
     page: &Page,
