@@ -721,8 +721,8 @@ pub(crate) fn reduce_profile(profile: &Value, top: usize) -> ProfileFindings {
         by_function[at].1 += self_us[i];
     }
     // Total time: a node's self time counts for it and every different function above it.
-    for i in 0..nodes.len() {
-        if self_us[i] == 0.0 {
+    for (i, own) in self_us.iter().enumerate() {
+        if *own == 0.0 {
             continue;
         }
         let mut seen: Vec<usize> = Vec::new();
@@ -733,7 +733,7 @@ pub(crate) fn reduce_profile(profile: &Value, top: usize) -> ProfileFindings {
             if let Some(&s) = slot.get(&k)
                 && !seen.contains(&s)
             {
-                by_function[s].2 += self_us[i];
+                by_function[s].2 += own;
                 seen.push(s);
             }
             at = parent[j];
