@@ -531,7 +531,10 @@ fn millis(ms: Option<u64>) -> Option<Duration> {
 }
 
 /// Where a call may write a file it names: inside the workspace or the data dir.
-fn output_path(ws: &Workspace, path: Option<String>) -> Result<Option<PathBuf>, AppError> {
+pub(crate) fn output_path(
+    ws: &Workspace,
+    path: Option<String>,
+) -> Result<Option<PathBuf>, AppError> {
     match non_blank(path) {
         None => Ok(None),
         Some(p) => Ok(Some(ws.resolve(p.trim(), Access::Write)?.path)),

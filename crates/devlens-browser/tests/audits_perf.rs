@@ -30,17 +30,35 @@ fn vitals_of_a_load_and_an_interaction() {
         assert!(v.shifts.iter().any(|s| !s.elements.is_empty()), "{text}");
         assert!(v.long_tasks >= 1 && v.tbt_ms > 0.0, "{text}");
         assert!(
-            v.slow_frames.iter().flat_map(|f| &f.scripts).any(|s| s.location.url.ends_with("perf.js") && s.location.line == 22),
+            v.slow_frames.iter().flat_map(|f| &f.scripts).any(|s| s
+                .location
+                .url
+                .ends_with("perf.js")
+                && s.location.line == 22),
             "the startup task's function in perf.js:\n{text}"
         );
-        assert!(v.inp.is_none() && text.contains("no interaction yet"), "{text}");
-        tab.click(&ElementTarget::Selector("#slow".into()), &ClickOptions::default())
-            .await
-            .expect("click");
+        assert!(
+            v.inp.is_none() && text.contains("no interaction yet"),
+            "{text}"
+        );
+        tab.click(
+            &ElementTarget::Selector("#slow".into()),
+            &ClickOptions::default(),
+        )
+        .await
+        .expect("click");
         let after = tab.vitals(false).await.expect("vitals after a click");
-        let inp = after.inp.clone().unwrap_or_else(|| panic!("INP after the click: {}", after.to_text()));
+        let inp = after
+            .inp
+            .clone()
+            .unwrap_or_else(|| panic!("INP after the click: {}", after.to_text()));
         assert!(inp.duration >= 150.0, "{}", after.to_text());
-        assert_eq!(inp.target.as_deref(), Some("button#slow"), "{}", after.to_text());
+        assert_eq!(
+            inp.target.as_deref(),
+            Some("button#slow"),
+            "{}",
+            after.to_text()
+        );
     });
 }
 
@@ -58,19 +76,31 @@ fn a_trace_of_a_reload_names_its_problems() {
         let task = f
             .long_tasks
             .iter()
-            .find(|t| t.functions.iter().any(|c| c.location.function == "startupWork"))
+            .find(|t| {
+                t.functions
+                    .iter()
+                    .any(|c| c.location.function == "startupWork")
+            })
             .unwrap_or_else(|| panic!("the startup task:\n{text}"));
         assert!(task.duration_ms >= 120.0, "{text}");
         let code = &task.functions[0].location;
         assert!(code.url.ends_with("perf.js") && code.line == 22, "{code:?}");
         assert!(f.total_blocking_ms >= 70.0, "{text}");
-        assert!(f.render_blocking.iter().any(|r| r.url.ends_with("perf.css")), "{text}");
+        assert!(
+            f.render_blocking
+                .iter()
+                .any(|r| r.url.ends_with("perf.css")),
+            "{text}"
+        );
         assert!(f.cls > 0.05 && !f.layout_shifts.is_empty(), "{text}");
         assert!(!f.layout_shifts[0].elements.is_empty(), "{text}");
         assert_eq!(f.main_thread[0].category, "scripting", "{text}");
         assert!(f.requests >= 3, "{text}");
         let raw = std::fs::read_to_string(&saved).expect("saved trace");
-        assert!(raw.trim_start().starts_with('{') && raw.contains("traceEvents"), "DevTools' format");
+        assert!(
+            raw.trim_start().starts_with('{') && raw.contains("traceEvents"),
+            "DevTools' format"
+        );
         assert!(text.len() < 3_000, "compact: {}\n{text}", text.len());
     });
 }
@@ -81,32 +111,63 @@ fn a_trace_and_a_profile_around_an_action() {
         let _turn = TRACING.lock().await;
         let tab = env.open("/pages/perf.html").await;
         tokio::time::sleep(std::time::Duration::from_millis(400)).await;
-        assert!(matches!(tab.trace(Phase::Start, None).await.expect("start"), Recorded::Started(_)));
-        let again = tab.trace(Phase::Start, None).await.expect_err("already recording");
-        assert!(again.to_string().contains("already recording"), "{again}");
-        tab.click(&ElementTarget::Selector("#slow".into()), &ClickOptions::default())
+        assert!(matches!(
+            tab.trace(Phase::Start, None).await.expect("start"),
+            Recorded::Started(_)
+        ));
+        let again = tab
+            .trace(Phase::Start, None)
             .await
-            .expect("click");
+            .expect_err("already recording");
+        assert!(again.to_string().contains("already recording"), "{again}");
+        tab.click(
+            &ElementTarget::Selector("#slow".into()),
+            &ClickOptions::default(),
+        )
+        .await
+        .expect("click");
         let report = done(tab.trace(Phase::Stop, None).await.expect("stop"));
         let text = report.to_text();
         assert!(
-            report.findings.long_tasks.iter().any(|t| t.duration_ms >= 150.0
-                && t.functions.iter().any(|c| c.location.function == "onSlowClick" && c.location.line == 16)),
+            report
+                .findings
+                .long_tasks
+                .iter()
+                .any(|t| t.duration_ms >= 150.0
+                    && t.functions
+                        .iter()
+                        .any(|c| c.location.function == "onSlowClick" && c.location.line == 16)),
             "the click handler:\n{text}"
         );
-        let err = tab.trace(Phase::Stop, None).await.expect_err("nothing recording");
+        let err = tab
+            .trace(Phase::Stop, None)
+            .await
+            .expect_err("nothing recording");
         assert!(err.to_string().contains("no trace is recording"), "{err}");
 
-        assert!(matches!(tab.cpu_profile(Phase::Start, None).await.expect("start"), Recorded::Started(_)));
-        tab.click(&ElementTarget::Selector("#slow".into()), &ClickOptions::default())
-            .await
-            .expect("click");
-        let profile = done(tab.cpu_profile(Phase::Stop, Some(5)).await.expect("profile"));
+        assert!(matches!(
+            tab.cpu_profile(Phase::Start, None).await.expect("start"),
+            Recorded::Started(_)
+        ));
+        tab.click(
+            &ElementTarget::Selector("#slow".into()),
+            &ClickOptions::default(),
+        )
+        .await
+        .expect("click");
+        let profile = done(
+            tab.cpu_profile(Phase::Stop, Some(5))
+                .await
+                .expect("profile"),
+        );
         let top = &profile.functions[0];
         assert_eq!(top.location.function, "busyWork", "{}", profile.to_text());
         assert_eq!(top.location.line, 2, "{}", profile.to_text());
         assert!(top.total_ms >= 100.0, "{}", profile.to_text());
-        let err = tab.cpu_profile(Phase::Stop, None).await.expect_err("nothing recording");
+        let err = tab
+            .cpu_profile(Phase::Stop, None)
+            .await
+            .expect_err("nothing recording");
         assert!(err.to_string().contains("no profile is recording"), "{err}");
     });
 }

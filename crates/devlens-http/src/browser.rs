@@ -15,7 +15,7 @@ use serde::Serialize;
 use serde_json::{Value, json};
 
 use devlens_app::{
-    App, AppError,
+    App, AppError, audit,
     browser::{self, TargetOutcome, WithScreenshot},
     debugger::{self, BreakpointOutcome},
 };
@@ -112,6 +112,11 @@ pub(crate) fn routes() -> Router<Arc<App>> {
         "/browser/inject_css" => |app, args: browser::InjectCssArgs| shown_json(browser::inject_css(&app, args).await?)?,
         "/browser/remove_css" => |app, args: browser::RemoveCssArgs| shown_json(browser::remove_css(&app, args).await?)?,
         "/browser/emulate" => |app, args: browser::EmulateArgs| to_json(&browser::emulate(&app, args).await?)?,
+        "/browser/audit_accessibility" => |app, args: audit::AccessibilityArgs| to_json(&audit::accessibility(&app, args).await?)?,
+        "/browser/audit_performance" => |app, args: audit::PerformanceArgs| {
+            let ws = app.workspace()?;
+            to_json(&audit::performance(&app, &ws, args).await?)?
+        },
         "/debugger/enable" => |app, args: debugger::DebugConnectionArgs| to_json(&debugger::enable(&app, args).await?)?,
         "/debugger/breakpoint" => |app, args: debugger::BreakpointArgs| match debugger::breakpoint(&app, args).await? {
             BreakpointOutcome::Set(set) => to_json(&set)?,

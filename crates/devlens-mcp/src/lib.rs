@@ -8,6 +8,7 @@
 //! hide protocol errors from the model, and the model is the one who can fix its call.
 
 mod api;
+mod audit;
 mod browser;
 mod debugger;
 mod docs;
@@ -161,7 +162,7 @@ impl DevlensServer {
     fn family_tools(family: ToolFamily) -> ToolRouter<Self> {
         match family {
             ToolFamily::Api => Self::api_tools(),
-            ToolFamily::Browser => Self::browser_tools(),
+            ToolFamily::Browser => Self::browser_tools() + Self::audit_tools(),
             ToolFamily::Debugger => Self::debugger_tools(),
             ToolFamily::Docs => Self::docs_tools(),
             ToolFamily::Kb => Self::kb_tools(),

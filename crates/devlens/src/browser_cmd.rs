@@ -13,7 +13,7 @@ use devlens_browser::{
     ScreenshotScope, SnapshotOptions, Tab, TabSelector, WaitCondition,
 };
 
-use crate::cli::{BrowserArgs, BrowserChoice, BrowserCommand, PageArgs};
+use crate::cli::{AuditCommand, AuditPage, BrowserArgs, BrowserChoice, BrowserCommand, PageArgs};
 use crate::output;
 
 /// How long console and network commands wait for the page's own requests to finish after the
@@ -39,6 +39,15 @@ fn check_arguments(args: &BrowserArgs) -> anyhow::Result<()> {
         | BrowserCommand::Network { page, .. }
         | BrowserCommand::Eval { page, .. } => Some(page),
         BrowserCommand::Open { .. } | BrowserCommand::Tabs { .. } => None,
+        BrowserCommand::Audit(audit) => {
+            if audit.page().url.is_none() && args.browser.connect.is_none() {
+                bail!(
+                    "give the URL to audit, or --connect ENDPOINT to audit a page open in a \
+                     running Chrome"
+                );
+            }
+            None
+        }
     };
     if let Some(page) = page
         && page.url.is_none()
@@ -78,6 +87,7 @@ async fn run_with(sessions: &BrowserSessions, args: &BrowserArgs) -> anyhow::Res
     }
     let tab = pick_tab(sessions, args.browser.tab.as_deref()).await?;
     match &args.command {
+        BrowserCommand::Audit(audit) => run_audit(&tab, audit).await,
         BrowserCommand::Open {
             url,
             timeout_ms,
@@ -270,6 +280,89 @@ async fn pick_tab(sessions: &BrowserSessions, wanted: Option<&str>) -> anyhow::R
 }
 
 /// Loads `--url` when given; with `--connect` and no URL the tab's current page is used.
+impl AuditCommand {
+    pub(crate) fn page(&self) -> &AuditPage {
+        match self {
+            Self::A11y { page, .. } | Self::Perf { page, .. } => page,
+        }
+    }
+}
+
+/// `devlens browser audit …`.
+async fn run_audit(tab: &Tab, audit: &AuditCommand) -> anyhow::Result<()> {
+    let page = audit.page();
+    let load_page = PageArgs {
+        url: page.url.clone(),
+        timeout_ms: page.timeout_ms,
+    };
+    match audit {
+        AuditCommand::A11y {
+            scope,
+            tags,
+            rules,
+            exclude,
+            max_nodes,
+            ..
+        } => {
+            load(tab, &load_page).await?;
+            let options = devlens_browser::audit::a11y::A11yOptions {
+                scope: scope.clone(),
+                tags: tags.clone(),
+                rules: rules.clone(),
+                exclude: exclude.clone(),
+                max_nodes: *max_nodes,
+            };
+            let report = tab.audit_accessibility(&options).await?;
+            output::print(page.json, &report, || report.to_text())?;
+            if !report.violations.is_empty() {
+                bail!("{} accessibility rule(s) violated", report.violations.len());
+            }
+            Ok(())
+        }
+        AuditCommand::Perf {
+            measure,
+            save_trace,
+            cpu_slowdown,
+            network,
+            ..
+        } => {
+            use devlens_browser::audit::perf::{Phase, Recorded};
+            let network = match network.as_deref() {
+                None => None,
+                Some(name) => Some(devlens_browser::NetworkProfile::parse(name).with_context(
+                    || format!("unknown --network `{name}`: use slow-3g, fast-3g or fast-4g"),
+                )?),
+            };
+            if !matches!(measure.as_str(), "trace" | "vitals" | "profile") {
+                bail!("unknown --measure `{measure}`: use trace, vitals or profile");
+            }
+            load(tab, &load_page).await?;
+            if cpu_slowdown.is_some() || network.is_some() {
+                tab.emulate(&devlens_browser::EmulationRequest {
+                    cpu_slowdown: *cpu_slowdown,
+                    network,
+                    ..Default::default()
+                })
+                .await?;
+            }
+            match measure.as_str() {
+                "vitals" => {
+                    let v = tab.vitals(true).await?;
+                    output::print(page.json, &v, || v.to_text())
+                }
+                "profile" => match tab.cpu_profile(Phase::Reload, None).await? {
+                    Recorded::Done(p) => output::print(page.json, &p, || p.to_text()),
+                    Recorded::Started(_) => Ok(()),
+                },
+                _ => match tab.trace(Phase::Reload, save_trace.as_deref()).await? {
+                    Recorded::Done(t) => output::print(page.json, &t, || t.to_text()),
+                    Recorded::Started(_) => Ok(()),
+                },
+            }
+        }
+    }
+}
+
 async fn load(tab: &Tab, page: &PageArgs) -> anyhow::Result<()> {
     let Some(url) = &page.url else {
         return Ok(());

@@ -224,6 +224,64 @@ pub(crate) enum BrowserCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Audit a page: accessibility, performance, an element's CSS, the app's state
+    #[command(subcommand)]
+    Audit(AuditCommand),
+}
+
+/// The page an audit loads: a URL, or the page open in a running Chrome (--connect).
+#[derive(Debug, Args)]
+pub(crate) struct AuditPage {
+    /// The page to audit (required unless --connect names a browser with the page open)
+    pub url: Option<String>,
+    /// Give up waiting for the page load after this many milliseconds
+    #[arg(long, value_name = "MS", default_value_t = 30_000)]
+    pub timeout_ms: u64,
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum AuditCommand {
+    /// Accessibility with axe-core: violations by impact with their elements (exit status 1
+    /// when there are any)
+    A11y {
+        #[command(flatten)]
+        page: AuditPage,
+        /// Only this element and its descendants (CSS selector)
+        #[arg(long, value_name = "SELECTOR")]
+        scope: Option<String>,
+        /// Only rules with these tags, comma-separated (wcag2a, wcag2aa, wcag21aa, best-practice, …)
+        #[arg(long, value_delimiter = ',')]
+        tags: Vec<String>,
+        /// Only these rule ids, comma-separated
+        #[arg(long, value_delimiter = ',')]
+        rules: Vec<String>,
+        /// Skip these rule ids, comma-separated
+        #[arg(long, value_delimiter = ',')]
+        exclude: Vec<String>,
+        /// Elements listed per rule [default: 3]
+        #[arg(long)]
+        max_nodes: Option<usize>,
+    },
+    /// Performance of the page's load: a trace reduced to findings (default), vitals or a CPU
+    /// profile
+    Perf {
+        #[command(flatten)]
+        page: AuditPage,
+        /// trace, vitals or profile
+        #[arg(long, default_value = "trace")]
+        measure: String,
+        /// Also save the raw trace here (DevTools' Performance panel opens it)
+        #[arg(long, value_name = "FILE")]
+        save_trace: Option<PathBuf>,
+        /// CPU slowdown while measuring (4 = a mid-range phone)
+        #[arg(long)]
+        cpu_slowdown: Option<f64>,
+        /// Network throttling while measuring: slow-3g, fast-3g, fast-4g
+        #[arg(long)]
+        network: Option<String>,
+    },
 }
 
 #[derive(Debug, Subcommand)]

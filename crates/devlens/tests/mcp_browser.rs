@@ -59,10 +59,21 @@ const TOOLS: &[&str] = &[
     "inject_css",
     "remove_css",
     "emulate",
+    "audit_accessibility",
+    "audit_performance",
 ];
 
 // ---------------------------------------------------------------------------------------------
 // Fixture pages
+
+/// A page with an image without alt text and a click handler that blocks for 120 ms.
+const AUDIT: &str = r#"<!doctype html>
+<html lang="en"><head><title>Audit me</title></head>
+<body><main>
+  <h1>Audit me</h1>
+  <img src="/nope.png" width="10" height="10">
+  <button id="slow" onclick="const end = performance.now() + 120; while (performance.now() < end) {}">Slow</button>
+</main></body></html>"#;
 
 const HOME: &str = r#"<!doctype html>
 <html><head><title>Fixture Shop</title></head>
@@ -190,6 +201,7 @@ fn router(other: String, cross: String) -> Router {
         .route("/submit", get(submit))
         .route("/actions", get(|| async { Html(ACTIONS) }))
         .route("/styled", get(|| async { Html(STYLED) }))
+        .route("/audit", get(|| async { Html(AUDIT) }))
         .route(
             "/titled",
             get(|Query(q): Query<HashMap<String, String>>| async move {
@@ -1594,4 +1606,70 @@ impl Drop for KillOnDrop {
     fn drop(&mut self) {
         self.kill();
     }
+}
+
+/// The audit tools over MCP: compact text with structured content, a trace saved inside the
+/// workspace (and refused outside it), and a clear answer for a stop without a start.
+#[test]
+fn audits_over_mcp() {
+    with_shared(|t, fx, dir| {
+        Box::pin(async move {
+            t.open(&fx.url("/audit")).await;
+            let a11y = t.ok("audit_accessibility", json!({})).await;
+            assert!(a11y.text.contains("image-alt"), "{}", a11y.text);
+            assert_eq!(
+                a11y.data["violations"][0]["id"], "image-alt",
+                "{}",
+                a11y.data
+            );
+            let scoped = t
+                .err("audit_accessibility", json!({ "scope": "#nowhere" }))
+                .await;
+            assert!(scoped.contains("#nowhere"), "{scoped}");
+
+            let saved = dir.join("traces/load.json");
+            let trace = t
+                .ok(
+                    "audit_performance",
+                    json!({ "measure": "trace", "saveTrace": saved.display().to_string() }),
+                )
+                .await;
+            assert!(trace.text.starts_with("trace of"), "{}", trace.text);
+            assert!(std::fs::metadata(&saved).expect("saved trace").len() > 1000);
+            let outside = t
+                .err(
+                    "audit_performance",
+                    json!({ "measure": "trace", "saveTrace": "/etc/devlens-trace.json" }),
+                )
+                .await;
+            assert!(outside.contains("outside"), "{outside}");
+
+            let started = t
+                .ok(
+                    "audit_performance",
+                    json!({ "measure": "profile", "phase": "start" }),
+                )
+                .await;
+            assert!(started.text.contains("phase stop"), "{}", started.text);
+            t.ok("click_element", json!({ "element": "#slow" })).await;
+            let profile = t
+                .ok(
+                    "audit_performance",
+                    json!({ "measure": "profile", "phase": "stop" }),
+                )
+                .await;
+            assert!(profile.text.starts_with("CPU profile"), "{}", profile.text);
+            let none = t
+                .err(
+                    "audit_performance",
+                    json!({ "measure": "profile", "phase": "stop" }),
+                )
+                .await;
+            assert!(none.contains("no profile is recording"), "{none}");
+
+            let vitals = t.ok("audit_performance", json!({ "phase": "stop" })).await;
+            assert!(vitals.text.contains("INP"), "{}", vitals.text);
+            assert!(vitals.data["cls"].is_number(), "{}", vitals.data);
+        })
+    });
 }

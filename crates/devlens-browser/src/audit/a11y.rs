@@ -128,7 +128,11 @@ impl A11yReport {
         } else {
             let mut by_impact = Vec::new();
             for impact in IMPACTS {
-                let n = self.violations.iter().filter(|v| v.impact == impact).count();
+                let n = self
+                    .violations
+                    .iter()
+                    .filter(|v| v.impact == impact)
+                    .count();
                 if n > 0 {
                     by_impact.push(format!("{n} {impact}"));
                 }
@@ -158,9 +162,20 @@ impl A11yReport {
                 impact = &v.impact;
                 let _ = write!(out, "\n{impact}:");
             }
-            let _ = write!(out, "\n  {} — {} [{}] ×{}", v.id, v.help, v.tags.join(" "), v.count);
+            let _ = write!(
+                out,
+                "\n  {} — {} [{}] ×{}",
+                v.id,
+                v.help,
+                v.tags.join(" "),
+                v.count
+            );
             for n in &v.nodes {
-                let reference = n.reference.as_deref().map(|r| format!("{r} ")).unwrap_or_default();
+                let reference = n
+                    .reference
+                    .as_deref()
+                    .map(|r| format!("{r} "))
+                    .unwrap_or_default();
                 let _ = write!(out, "\n    {reference}{}  {}", n.selector, n.html);
                 if let Some(frame) = &n.frame {
                     let _ = write!(out, "  (in frame {frame})");
@@ -304,7 +319,11 @@ impl Tab {
                 LOAD_WAIT.as_secs()
             ));
         }
-        let scope = options.scope.as_deref().map(str::trim).filter(|s| !s.is_empty());
+        let scope = options
+            .scope
+            .as_deref()
+            .map(str::trim)
+            .filter(|s| !s.is_empty());
         let frames = match scope {
             // A scope narrows the audit to one element, found in whichever frame it lives.
             Some(_) => Vec::new(),
@@ -324,9 +343,7 @@ impl Tab {
             Some(ElementTarget::Ref(r)) => {
                 let (world, object_id) = self.ref_in_world(&r).await?;
                 self.check_known(&world, options).await?;
-                let v = self
-                    .run_axe(&world, Some(&object_id), opts.clone())
-                    .await?;
+                let v = self.run_axe(&world, Some(&object_id), opts.clone()).await?;
                 results.push((world.realm, None, world.context_id, v));
             }
             Some(ElementTarget::Selector(selector)) => {
@@ -335,12 +352,20 @@ impl Tab {
                 self.check_known(&world, options).await?;
                 let mut opts = opts.clone();
                 opts["selector"] = json!(selector);
-                let v = self.run_axe(&world, None, opts).await.map_err(|e| match e {
-                    BrowserError::Protocol { message, .. } if message.contains("is not a valid selector") => {
-                        BrowserError::InvalidSelector { selector: selector.clone(), reason: message }
-                    }
-                    other => other,
-                })?;
+                let v = self
+                    .run_axe(&world, None, opts)
+                    .await
+                    .map_err(|e| match e {
+                        BrowserError::Protocol { message, .. }
+                            if message.contains("is not a valid selector") =>
+                        {
+                            BrowserError::InvalidSelector {
+                                selector: selector.clone(),
+                                reason: message,
+                            }
+                        }
+                        other => other,
+                    })?;
                 if v.no_match {
                     return Err(BrowserError::ElementNotFound {
                         selector: selector.clone(),
@@ -387,15 +412,17 @@ impl Tab {
             let refs = self.node_refs(&realm, context_id).await;
             let mut index = 0;
             for rule in result.violations {
-                let entry = violations.entry(rule.id.clone()).or_insert_with(|| A11yViolation {
-                    id: rule.id.clone(),
-                    impact: rule.impact.clone(),
-                    help: rule.help.clone(),
-                    help_url: rule.help_url.clone(),
-                    tags: rule.tags.clone(),
-                    count: 0,
-                    nodes: Vec::new(),
-                });
+                let entry = violations
+                    .entry(rule.id.clone())
+                    .or_insert_with(|| A11yViolation {
+                        id: rule.id.clone(),
+                        impact: rule.impact.clone(),
+                        help: rule.help.clone(),
+                        help_url: rule.help_url.clone(),
+                        tags: rule.tags.clone(),
+                        count: 0,
+                        nodes: Vec::new(),
+                    });
                 entry.count += rule.count;
                 for node in rule.nodes {
                     let reference = refs.get(index).cloned().flatten();
@@ -414,7 +441,11 @@ impl Tab {
             for rule in result.incomplete {
                 review
                     .entry(rule.id.clone())
-                    .or_insert_with(|| A11yReview { id: rule.id, help: rule.help, count: 0 })
+                    .or_insert_with(|| A11yReview {
+                        id: rule.id,
+                        help: rule.help,
+                        count: 0,
+                    })
                     .count += rule.count;
             }
         }
@@ -607,14 +638,19 @@ impl Tab {
         let strings = |key: &str| -> Vec<String> {
             known[key]
                 .as_array()
-                .map(|a| a.iter().filter_map(|v| v.as_str().map(str::to_string)).collect())
+                .map(|a| {
+                    a.iter()
+                        .filter_map(|v| v.as_str().map(str::to_string))
+                        .collect()
+                })
                 .unwrap_or_default()
         };
         for (bad, all, what) in [("badTags", "tags", "tag"), ("badRules", "rules", "rule")] {
             let bad = strings(bad);
             if let Some(first) = bad.first() {
                 let all = strings(all);
-                let close = devlens_core::suggest::closest(first, all.iter().map(String::as_str), 3);
+                let close =
+                    devlens_core::suggest::closest(first, all.iter().map(String::as_str), 3);
                 let hint = if close.is_empty() {
                     String::new()
                 } else {
@@ -639,7 +675,9 @@ impl Tab {
         object_id: Option<&str>,
         opts: Value,
     ) -> Result<FrameResult> {
-        let v = self.world_call(world, object_id, RUN_FN, json!([opts])).await?;
+        let v = self
+            .world_call(world, object_id, RUN_FN, json!([opts]))
+            .await?;
         serde_json::from_value(v)
             .map_err(|e| BrowserError::protocol("reading axe-core's results", e.to_string()))
     }
@@ -754,7 +792,9 @@ impl Tab {
 fn summary(failure: &str) -> String {
     let mut parts = Vec::new();
     for line in failure.lines().map(str::trim).filter(|l| !l.is_empty()) {
-        if line.starts_with("Fix any of the following") || line.starts_with("Fix all of the following") {
+        if line.starts_with("Fix any of the following")
+            || line.starts_with("Fix all of the following")
+        {
             continue;
         }
         parts.push(line);

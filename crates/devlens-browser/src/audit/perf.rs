@@ -23,7 +23,9 @@ use crate::tab::sourcemaps;
 use crate::tab::targets::Tab;
 
 /// What a recording does: around a reload (default), or start now / stop and report.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize, schemars::JsonSchema)]
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Phase {
     #[default]
@@ -238,7 +240,13 @@ impl Vitals {
         }
         let _ = write!(out, "\nCLS {:.3} ({})", self.cls, rate(self.cls, 0.1, 0.25));
         for s in &self.shifts {
-            let _ = write!(out, "\n  {:.3} at {:.0} ms: {}", s.value, s.at_ms, s.elements.join(", "));
+            let _ = write!(
+                out,
+                "\n  {:.3} at {:.0} ms: {}",
+                s.value,
+                s.at_ms,
+                s.elements.join(", ")
+            );
         }
         match &self.inp {
             Some(i) => {
@@ -255,9 +263,15 @@ impl Vitals {
                     self.interactions
                 );
             }
-            None => out.push_str("\nINP: no interaction yet (interact, then measure again without reload)"),
+            None => out.push_str(
+                "\nINP: no interaction yet (interact, then measure again without reload)",
+            ),
         }
-        let _ = write!(out, "\nTBT {:.0} ms, {} long task(s)", self.tbt_ms, self.long_tasks);
+        let _ = write!(
+            out,
+            "\nTBT {:.0} ms, {} long task(s)",
+            self.tbt_ms, self.long_tasks
+        );
         if let Some(f) = self.fcp_ms {
             let _ = write!(out, "; FCP {f:.0} ms ({})", rate(f, 1800.0, 3000.0));
         }
@@ -265,9 +279,19 @@ impl Vitals {
             let _ = write!(out, "; TTFB {t:.0} ms");
         }
         for f in &self.slow_frames {
-            let _ = write!(out, "\nslow frame at {:.0} ms: {:.0} ms ({:.0} blocking)", f.at_ms, f.duration_ms, f.blocking_ms);
+            let _ = write!(
+                out,
+                "\nslow frame at {:.0} ms: {:.0} ms ({:.0} blocking)",
+                f.at_ms, f.duration_ms, f.blocking_ms
+            );
             for s in &f.scripts {
-                let _ = write!(out, "\n  {} {:.0} ms ({})", s.location.to_text(), s.ms, s.invoker);
+                let _ = write!(
+                    out,
+                    "\n  {} {:.0} ms ({})",
+                    s.location.to_text(),
+                    s.ms,
+                    s.invoker
+                );
             }
         }
         for n in &self.notes {
@@ -294,7 +318,11 @@ impl TraceReport {
     pub fn to_text(&self) -> String {
         let mut out = self.findings.to_text();
         if let Some(p) = &self.saved {
-            let _ = write!(out, "\nsaved to {} (open it in DevTools' Performance panel)", p.display());
+            let _ = write!(
+                out,
+                "\nsaved to {} (open it in DevTools' Performance panel)",
+                p.display()
+            );
         }
         for n in &self.notes {
             let _ = write!(out, "\nnote: {n}");
@@ -355,7 +383,10 @@ impl Tab {
             // Buffered observers still see the load's paints, shifts and interactions.
             let v = self.eval_raw(VITALS_SCRIPT, true).await?;
             if v.get("exceptionDetails").is_some() {
-                return Err(BrowserError::protocol("starting the vitals observers", "the page refused the script"));
+                return Err(BrowserError::protocol(
+                    "starting the vitals observers",
+                    "the page refused the script",
+                ));
             }
             notes.push("measured the page as it is; long tasks before this call are not counted (measure with reload for a load)".into());
         }
@@ -441,7 +472,9 @@ impl Tab {
                     recording: "trace".into(),
                 }))
             }
-            Phase::Stop => Ok(Recorded::Done(self.stop_tracing(save_to, Vec::new()).await?)),
+            Phase::Stop => Ok(Recorded::Done(
+                self.stop_tracing(save_to, Vec::new()).await?,
+            )),
             Phase::Reload => {
                 self.start_tracing().await?;
                 let mut notes = Vec::new();
@@ -481,7 +514,11 @@ impl Tab {
         }
     }
 
-    async fn stop_tracing(&self, save_to: Option<&Path>, mut notes: Vec<String>) -> Result<TraceReport> {
+    async fn stop_tracing(
+        &self,
+        save_to: Option<&Path>,
+        mut notes: Vec<String>,
+    ) -> Result<TraceReport> {
         let mut complete = self
             .page()
             .event_listener::<EventTracingComplete>()
@@ -543,11 +580,19 @@ impl Tab {
     }
 
     async fn read_stream(&self, handle: &str, path: &Path) -> Result<()> {
-        let fail = |e: std::io::Error| BrowserError::protocol("saving the trace", format!("{}: {e}", path.display()));
+        let fail = |e: std::io::Error| {
+            BrowserError::protocol("saving the trace", format!("{}: {e}", path.display()))
+        };
+        if let Some(parent) = path.parent() {
+            tokio::fs::create_dir_all(parent).await.map_err(fail)?;
+        }
         let mut out = tokio::fs::File::create(path).await.map_err(fail)?;
         loop {
             let chunk = self
-                .call(Raw::new("IO.read", json!({ "handle": handle, "size": 1 << 20 })))
+                .call(Raw::new(
+                    "IO.read",
+                    json!({ "handle": handle, "size": 1 << 20 }),
+                ))
                 .await?;
             let data = chunk["data"].as_str().unwrap_or_default();
             if chunk["base64Encoded"].as_bool() == Some(true) {
@@ -562,18 +607,26 @@ impl Tab {
             }
         }
         out.flush().await.map_err(fail)?;
-        let _ = self.call(Raw::new("IO.close", json!({ "handle": handle }))).await;
+        let _ = self
+            .call(Raw::new("IO.close", json!({ "handle": handle })))
+            .await;
         Ok(())
     }
 
     /// `tag#id.class` of a node by backend id, when it still exists.
     async fn describe_backend(&self, backend: i64) -> Option<String> {
         let v = self
-            .call(Raw::new("DOM.describeNode", json!({ "backendNodeId": backend })))
+            .call(Raw::new(
+                "DOM.describeNode",
+                json!({ "backendNodeId": backend }),
+            ))
             .await
             .ok()?;
         let node = &v["node"];
-        let mut s = node["localName"].as_str().filter(|n| !n.is_empty())?.to_string();
+        let mut s = node["localName"]
+            .as_str()
+            .filter(|n| !n.is_empty())?
+            .to_string();
         let attrs: Vec<&str> = node["attributes"]
             .as_array()
             .map(|a| a.iter().filter_map(Value::as_str).collect())
@@ -596,7 +649,11 @@ impl Tab {
     }
 
     /// Records a CPU profile: around a reload, or from `start` to `stop`.
-    pub async fn cpu_profile(&self, phase: Phase, top: Option<usize>) -> Result<Recorded<ProfileFindings>> {
+    pub async fn cpu_profile(
+        &self,
+        phase: Phase,
+        top: Option<usize>,
+    ) -> Result<Recorded<ProfileFindings>> {
         self.guard_running("profiling")?;
         let top = top.unwrap_or(DEFAULT_TOP).clamp(1, MAX_TOP);
         match phase {
@@ -621,14 +678,21 @@ impl Tab {
     async fn start_profiler(&self) -> Result<()> {
         self.call(Raw::new("Profiler.enable", json!({}))).await?;
         // 100 µs samples: short functions show up without flooding the profile.
-        self.call(Raw::new("Profiler.setSamplingInterval", json!({ "interval": 100 })))
-            .await?;
-        self.call(Raw::new("Profiler.start", json!({}))).await.map(drop)
+        self.call(Raw::new(
+            "Profiler.setSamplingInterval",
+            json!({ "interval": 100 }),
+        ))
+        .await?;
+        self.call(Raw::new("Profiler.start", json!({})))
+            .await
+            .map(drop)
     }
 
     async fn stop_profiler(&self, top: usize) -> Result<ProfileFindings> {
         let stopped = match self.call(Raw::new("Profiler.stop", json!({}))).await {
-            Err(BrowserError::Protocol { message, .. }) if message.contains("No recording") || message.contains("not started") => {
+            Err(BrowserError::Protocol { message, .. })
+                if message.contains("No recording") || message.contains("not started") =>
+            {
                 return Err(BrowserError::InvalidInput(
                     "no profile is recording: start one with phase start, or profile a reload (phase reload)".into(),
                 ));
@@ -653,7 +717,9 @@ impl Tab {
             Some(t) => t.clone(),
             None => {
                 let frame = self.state().page_state().main_frame.clone();
-                let t = sourcemaps::script_text(self.page(), frame.as_deref(), url).await.ok();
+                let t = sourcemaps::script_text(self.page(), frame.as_deref(), url)
+                    .await
+                    .ok();
                 maps.texts.insert(url.to_string(), t.clone());
                 t
             }
@@ -684,19 +750,31 @@ impl Tab {
         let (line0, col0) = (loc.line - 1, loc.column.saturating_sub(1));
         if let Some((map, pos)) = self.original_of(&loc.url, line0, col0) {
             let source = map.map.sources.get(pos.source).cloned().unwrap_or_default();
-            loc.original = Some(format!("{}:{}:{}", short_source(&source), pos.line + 1, pos.column + 1));
+            loc.original = Some(format!(
+                "{}:{}:{}",
+                short_source(&source),
+                pos.line + 1,
+                pos.column + 1
+            ));
             return;
         }
         if !maps.maps.contains_key(&loc.url) {
             let frame = self.state().page_state().main_frame.clone();
-            let map = sourcemaps::script_map(self.page(), frame.as_deref(), &loc.url).await.ok();
+            let map = sourcemaps::script_map(self.page(), frame.as_deref(), &loc.url)
+                .await
+                .ok();
             maps.maps.insert(loc.url.clone(), map);
         }
         if let Some(Some(map)) = maps.maps.get(&loc.url)
             && let Some(pos) = map.original(line0, col0)
         {
             let source = map.sources.get(pos.source).cloned().unwrap_or_default();
-            loc.original = Some(format!("{}:{}:{}", short_source(&source), pos.line + 1, pos.column + 1));
+            loc.original = Some(format!(
+                "{}:{}:{}",
+                short_source(&source),
+                pos.line + 1,
+                pos.column + 1
+            ));
         }
     }
 }
@@ -729,7 +807,10 @@ mod tests {
     #[test]
     fn sources_read_short() {
         assert_eq!(short_source("webpack://app/./src/App.tsx"), "src/App.tsx");
-        assert_eq!(short_source("http://127.0.0.1:5173/src/main.ts"), "src/main.ts");
+        assert_eq!(
+            short_source("http://127.0.0.1:5173/src/main.ts"),
+            "src/main.ts"
+        );
         assert_eq!(short_source("src/x.js"), "src/x.js");
     }
 

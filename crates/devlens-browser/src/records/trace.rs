@@ -180,18 +180,45 @@ fn ms(us: f64) -> f64 {
 /// The category DevTools' summary puts a main-thread event in.
 fn category(name: &str) -> &'static str {
     match name {
-        "FunctionCall" | "EvaluateScript" | "v8.compile" | "v8.compileModule" | "V8.CompileCode"
-        | "v8.run" | "v8.evaluateModule" | "TimerFire" | "EventDispatch" | "FireAnimationFrame"
-        | "FireIdleCallback" | "RunMicrotasks" | "V8.Execute" | "XHRReadyStateChange"
-        | "XHRLoad" | "v8.produceCache" | "v8.produceModuleCache" | "CompileScript"
-        | "CompileModule" | "ParseScriptOnBackground" | "V8.ScriptCompiler" => "scripting",
-        "Layout" | "UpdateLayoutTree" | "RecalculateStyles" | "UpdateLayerTree" | "PrePaint"
-        | "HitTest" | "ScheduleStyleRecalculation" | "InvalidateLayout" | "Layerize"
+        "FunctionCall"
+        | "EvaluateScript"
+        | "v8.compile"
+        | "v8.compileModule"
+        | "V8.CompileCode"
+        | "v8.run"
+        | "v8.evaluateModule"
+        | "TimerFire"
+        | "EventDispatch"
+        | "FireAnimationFrame"
+        | "FireIdleCallback"
+        | "RunMicrotasks"
+        | "V8.Execute"
+        | "XHRReadyStateChange"
+        | "XHRLoad"
+        | "v8.produceCache"
+        | "v8.produceModuleCache"
+        | "CompileScript"
+        | "CompileModule"
+        | "ParseScriptOnBackground"
+        | "V8.ScriptCompiler" => "scripting",
+        "Layout"
+        | "UpdateLayoutTree"
+        | "RecalculateStyles"
+        | "UpdateLayerTree"
+        | "PrePaint"
+        | "HitTest"
+        | "ScheduleStyleRecalculation"
+        | "InvalidateLayout"
+        | "Layerize"
         | "IntersectionObserverController::computeIntersections" => "rendering",
         "Paint" | "PaintImage" | "CompositeLayers" | "Commit" | "Decode Image"
         | "ImageDecodeTask" | "RasterTask" | "UpdateLayer" | "PaintSetup" => "painting",
-        "ParseHTML" | "ParseAuthorStyleSheet" | "ResourceReceivedData" | "ResourceSendRequest"
-        | "ResourceReceiveResponse" | "ResourceFinish" => "loading",
+        "ParseHTML"
+        | "ParseAuthorStyleSheet"
+        | "ResourceReceivedData"
+        | "ResourceSendRequest"
+        | "ResourceReceiveResponse"
+        | "ResourceFinish" => "loading",
         n if n.contains("GC") || n.starts_with("V8.GC") || n == "BlinkGC.AtomicPhase" => "gc",
         _ => "other",
     }
@@ -223,7 +250,10 @@ fn event_location(ev: &TraceEvent) -> Option<CodeLocation> {
     let line = data["lineNumber"].as_u64().unwrap_or(1).max(1) as u32;
     let column = data["columnNumber"].as_u64().unwrap_or(1).max(1) as u32;
     Some(CodeLocation {
-        function: data["functionName"].as_str().unwrap_or_default().to_string(),
+        function: data["functionName"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string(),
         url: url.to_string(),
         line,
         column,
@@ -239,7 +269,9 @@ fn main_thread(events: &[TraceEvent]) -> Option<(i64, i64)> {
         match ev.name.as_str() {
             "TracingStartedInBrowser" => {
                 for f in data["frames"].as_array().into_iter().flatten() {
-                    let top = f["isOutermostMainFrame"].as_bool().unwrap_or(f.get("parent").is_none());
+                    let top = f["isOutermostMainFrame"]
+                        .as_bool()
+                        .unwrap_or(f.get("parent").is_none());
                     if top && let Some(p) = f["processId"].as_i64() {
                         pid = Some(p);
                     }
@@ -262,7 +294,9 @@ fn main_thread(events: &[TraceEvent]) -> Option<(i64, i64)> {
                 && pid.is_none_or(|p| ev.pid == p)
         })
     };
-    thread(pid).or_else(|| thread(None)).map(|ev| (ev.pid, ev.tid))
+    thread(pid)
+        .or_else(|| thread(None))
+        .map(|ev| (ev.pid, ev.tid))
 }
 
 /// Reduces a trace to findings.
@@ -296,11 +330,15 @@ pub(crate) fn reduce(mut events: Vec<TraceEvent>) -> TraceFindings {
                 continue;
             }
             match e.name.as_str() {
-                "firstContentfulPaint" if !marks.iter().any(|(n, _): &(String, f64)| n == "FCP") => {
+                "firstContentfulPaint"
+                    if !marks.iter().any(|(n, _): &(String, f64)| n == "FCP") =>
+                {
                     marks.push(("FCP".to_string(), since(e.ts)));
                 }
                 "largestContentfulPaint::Candidate" => lcp = Some(since(e.ts)),
-                "MarkDOMContent" if e.args["data"]["isOutermostMainFrame"].as_bool() != Some(false) => {
+                "MarkDOMContent"
+                    if e.args["data"]["isOutermostMainFrame"].as_bool() != Some(false) =>
+                {
                     marks.push(("DOMContentLoaded".to_string(), since(e.ts)));
                 }
                 "MarkLoad" if e.args["data"]["isOutermostMainFrame"].as_bool() != Some(false) => {
@@ -382,7 +420,11 @@ pub(crate) fn reduce(mut events: Vec<TraceEvent>) -> TraceFindings {
             match functions.iter_mut().find(|f| f.location == location) {
                 // An entry point nested in one already counted is part of its time.
                 Some(_) => {}
-                None => functions.push(TimedCode { kind, location, ms: t }),
+                None => functions.push(TimedCode {
+                    kind,
+                    location,
+                    ms: t,
+                }),
             }
         }
         functions.sort_by(|a, b| b.ms.total_cmp(&a.ms));
@@ -562,7 +604,11 @@ impl TraceFindings {
         use std::fmt::Write as _;
         let mut out = format!("trace of {} ms", self.duration_ms);
         if !self.marks.is_empty() {
-            let marks: Vec<String> = self.marks.iter().map(|(n, t)| format!("{n} {t} ms")).collect();
+            let marks: Vec<String> = self
+                .marks
+                .iter()
+                .map(|(n, t)| format!("{n} {t} ms"))
+                .collect();
             let _ = write!(out, ": {}", marks.join(", "));
         }
         let _ = write!(
@@ -583,13 +629,25 @@ impl TraceFindings {
         for t in &self.long_tasks {
             let _ = write!(out, "\n  {} ms at {} ms", t.duration_ms, t.start_ms);
             for f in &t.functions {
-                let _ = write!(out, "\n    {} {} ms ({})", f.location.to_text(), f.ms, f.kind);
+                let _ = write!(
+                    out,
+                    "\n    {} {} ms ({})",
+                    f.location.to_text(),
+                    f.ms,
+                    f.kind
+                );
             }
         }
         if self.cls > 0.0 || !self.layout_shifts.is_empty() {
             let _ = write!(out, "\nlayout shifts: CLS {}", self.cls);
             for s in &self.layout_shifts {
-                let _ = write!(out, "\n  {} at {} ms: {}", s.score, s.at_ms, s.elements.join(", "));
+                let _ = write!(
+                    out,
+                    "\n  {} at {} ms: {}",
+                    s.score,
+                    s.at_ms,
+                    s.elements.join(", ")
+                );
                 if let Some(c) = &s.likely_cause {
                     let _ = write!(out, " (after {} loaded)", short_url(c));
                 }
@@ -599,7 +657,14 @@ impl TraceFindings {
         if !self.render_blocking.is_empty() {
             out.push_str("\nrender-blocking:");
             for r in &self.render_blocking {
-                let _ = write!(out, "\n  {} {} ms, {} (done at {} ms)", short_url(&r.url), r.ms, kb(r.bytes), r.end_ms);
+                let _ = write!(
+                    out,
+                    "\n  {} {} ms, {} (done at {} ms)",
+                    short_url(&r.url),
+                    r.ms,
+                    kb(r.bytes),
+                    r.end_ms
+                );
             }
         }
         if !self.slowest_requests.is_empty() {
@@ -662,9 +727,18 @@ impl ProfileFindings {
 
 /// Reduces a `Profiler.stop` profile to its top functions by self time.
 pub(crate) fn reduce_profile(profile: &Value, top: usize) -> ProfileFindings {
-    let nodes = profile["nodes"].as_array().map(Vec::as_slice).unwrap_or_default();
-    let samples = profile["samples"].as_array().map(Vec::as_slice).unwrap_or_default();
-    let deltas = profile["timeDeltas"].as_array().map(Vec::as_slice).unwrap_or_default();
+    let nodes = profile["nodes"]
+        .as_array()
+        .map(Vec::as_slice)
+        .unwrap_or_default();
+    let samples = profile["samples"]
+        .as_array()
+        .map(Vec::as_slice)
+        .unwrap_or_default();
+    let deltas = profile["timeDeltas"]
+        .as_array()
+        .map(Vec::as_slice)
+        .unwrap_or_default();
     let index: HashMap<i64, usize> = nodes
         .iter()
         .enumerate()
@@ -767,7 +841,11 @@ mod tests {
     fn ev(name: &str, ts: f64, dur: Option<f64>, args: Value) -> TraceEvent {
         TraceEvent {
             name: name.into(),
-            ph: if dur.is_some() { "X".into() } else { "I".into() },
+            ph: if dur.is_some() {
+                "X".into()
+            } else {
+                "I".into()
+            },
             ts,
             dur,
             pid: 1,
@@ -789,12 +867,32 @@ mod tests {
                 args: json!({"name": "CrRendererMain"}),
             },
             ev("navigationStart", 1_000_000.0, None, json!({})),
-            ev("ResourceSendRequest", 1_001_000.0, None, json!({"data": {"requestId": "1", "url": "http://x/app.css", "renderBlocking": "blocking"}})),
-            ev("ResourceFinish", 1_201_000.0, None, json!({"data": {"requestId": "1", "encodedDataLength": 2048}})),
+            ev(
+                "ResourceSendRequest",
+                1_001_000.0,
+                None,
+                json!({"data": {"requestId": "1", "url": "http://x/app.css", "renderBlocking": "blocking"}}),
+            ),
+            ev(
+                "ResourceFinish",
+                1_201_000.0,
+                None,
+                json!({"data": {"requestId": "1", "encodedDataLength": 2048}}),
+            ),
             ev("RunTask", 1_300_000.0, Some(120_000.0), json!({})),
-            ev("FunctionCall", 1_300_100.0, Some(119_000.0), json!({"data": {"functionName": "busy", "url": "http://x/app.js", "lineNumber": 12, "columnNumber": 3}})),
+            ev(
+                "FunctionCall",
+                1_300_100.0,
+                Some(119_000.0),
+                json!({"data": {"functionName": "busy", "url": "http://x/app.js", "lineNumber": 12, "columnNumber": 3}}),
+            ),
             ev("Layout", 1_420_200.0, Some(5_000.0), json!({})),
-            ev("LayoutShift", 1_500_000.0, None, json!({"data": {"weighted_score_delta": 0.25, "impacted_nodes": [{"node_id": 42}]}})),
+            ev(
+                "LayoutShift",
+                1_500_000.0,
+                None,
+                json!({"data": {"weighted_score_delta": 0.25, "impacted_nodes": [{"node_id": 42}]}}),
+            ),
             ev("firstContentfulPaint", 1_250_000.0, None, json!({})),
         ];
         events.reverse();
@@ -803,7 +901,10 @@ mod tests {
         assert_eq!(f.long_tasks[0].duration_ms, 120.0);
         assert_eq!(f.total_blocking_ms, 70.0);
         let top = &f.long_tasks[0].functions[0];
-        assert_eq!((top.location.function.as_str(), top.location.line), ("busy", 12));
+        assert_eq!(
+            (top.location.function.as_str(), top.location.line),
+            ("busy", 12)
+        );
         assert_eq!(f.render_blocking.len(), 1);
         assert_eq!(f.render_blocking[0].ms, 200.0);
         assert_eq!(f.cls, 0.25);

@@ -164,7 +164,10 @@ pub fn testdata_present(rel: &str) -> bool {
         "test data missing: {} does not exist; run scripts/fetch-testdata",
         path.display()
     );
-    assert!(std::env::var("DEVLENS_REQUIRE_TESTDATA").as_deref() != Ok("1"), "{msg}");
+    assert!(
+        std::env::var("DEVLENS_REQUIRE_TESTDATA").as_deref() != Ok("1"),
+        "{msg}"
+    );
     eprintln!("skipping: {msg}");
     false
 }

@@ -1,0 +1,60 @@
+//! Audit tools, part of the browser family: accessibility (axe-core), performance (vitals,
+//! trace, CPU profile, memory), an element's CSS cascade and the app's framework state. Thin
+//! adapters over `devlens_app::audit`.
+
+use rmcp::{handler::server::wrapper::Parameters, model::CallToolResult, tool, tool_router};
+
+use devlens_app::audit::{self, AccessibilityArgs, PerformanceArgs};
+use devlens_browser::audit::a11y::A11yReport;
+
+use crate::{
+    DevlensServer,
+    reply::{reply, respond, textual},
+};
+
+textual!(A11yReport);
+
+#[tool_router(router = audit_tools, vis = "pub(crate)")]
+impl DevlensServer {
+    /// Accessibility audit with axe-core of the page and its frames (or one element: scope).
+    /// Violations by impact, each with elements' selectors, refs, HTML and how to fix them.
+    #[tool(
+        name = "audit_accessibility",
+        annotations(
+            title = "Accessibility audit",
+            read_only_hint = true,
+            open_world_hint = false
+        )
+    )]
+    async fn audit_accessibility(
+        &self,
+        Parameters(args): Parameters<AccessibilityArgs>,
+    ) -> CallToolResult {
+        respond(audit::accessibility(self.app(), args).await)
+    }
+
+    /// Performance of the page. vitals: LCP, CLS, INP, TBT with the elements and scripts
+    /// behind them. trace: a reload (or start … stop around your actions) reduced to long
+    /// tasks with their functions, render-blocking and slow requests, layout shifts, main-thread
+    /// time. profile: top functions by CPU time. Emulated throttling applies.
+    #[tool(
+        name = "audit_performance",
+        annotations(
+            title = "Performance",
+            read_only_hint = false,
+            destructive_hint = false,
+            open_world_hint = false
+        )
+    )]
+    async fn audit_performance(
+        &self,
+        Parameters(args): Parameters<PerformanceArgs>,
+        context: rmcp::service::RequestContext<rmcp::RoleServer>,
+    ) -> CallToolResult {
+        let report = async {
+            let ws = self.workspace(&context.peer).await?;
+            audit::performance(self.app(), &ws, args).await
+        };
+        reply(report.await)
+    }
+}
