@@ -58,7 +58,10 @@ const BROWSER_INSTRUCTIONS: &str = "To see and drive a web page, start a browser
 (action launch, or connect to a running Chrome), then navigate, look with snapshot or \
 query_elements, act with click_element / fill_element / type_text (refs from the snapshot or CSS \
 selectors), and check get_console_logs, list_network_requests, screenshot and evaluate; target \
-manages tabs, and page tools take connectionId when several browsers are connected.";
+manages tabs, and page tools take connectionId when several browsers are connected. To find why a \
+page is inaccessible, slow or mis-styled: audit_accessibility, audit_performance (vitals, trace, \
+profile, memory), inspect_css (why a style applies or not), inspect_app_state (React/Vue tree, \
+props, state, stores).";
 const DEBUGGER_INSTRUCTIONS: &str = "To debug the page's JavaScript, set a breakpoint (url such as \
 app.js, lineNumber) and trigger it with click_element, navigate or evaluate: the call returns with \
 where the page paused (source, call stack, locals, console). Then step (over/into/out), \

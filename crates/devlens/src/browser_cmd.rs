@@ -40,6 +40,19 @@ fn check_arguments(args: &BrowserArgs) -> anyhow::Result<()> {
         | BrowserCommand::Eval { page, .. } => Some(page),
         BrowserCommand::Open { .. } | BrowserCommand::Tabs { .. } => None,
         BrowserCommand::Audit(audit) => {
+            if let AuditCommand::Perf {
+                measure, network, ..
+            } = audit
+            {
+                if !matches!(measure.as_str(), "trace" | "vitals" | "profile") {
+                    bail!("unknown --measure `{measure}`: use trace, vitals or profile");
+                }
+                if let Some(name) = network
+                    && devlens_browser::NetworkProfile::parse(name).is_none()
+                {
+                    bail!("unknown --network `{name}`: use slow-3g, fast-3g or fast-4g");
+                }
+            }
             if audit.page().url.is_none() && args.browser.connect.is_none() {
                 bail!(
                     "give the URL to audit, or --connect ENDPOINT to audit a page open in a \
@@ -333,9 +346,6 @@ async fn run_audit(tab: &Tab, audit: &AuditCommand) -> anyhow::Result<()> {
                     || format!("unknown --network `{name}`: use slow-3g, fast-3g or fast-4g"),
                 )?),
             };
-            if !matches!(measure.as_str(), "trace" | "vitals" | "profile") {
-                bail!("unknown --measure `{measure}`: use trace, vitals or profile");
-            }
             load(tab, &load_page).await?;
             if cpu_slowdown.is_some() || network.is_some() {
                 tab.emulate(&devlens_browser::EmulationRequest {

@@ -419,3 +419,32 @@ fn bad_arguments_say_what_to_do_before_any_browser_starts() {
         .failure()
         .stderr(predicate::str::contains("127.0.0.1:9"));
 }
+
+#[test]
+fn audit_one_shots_report_and_fail_on_violations() {
+    if !common::browser_available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    // The fixture page has no `lang`: a serious violation, so the exit status says it failed.
+    devlens(dir.path())
+        .args(["browser", "audit", "a11y", site()])
+        .timeout(Duration::from_secs(90))
+        .assert()
+        .failure()
+        .stdout(predicate::str::contains("html-has-lang"))
+        .stderr(predicate::str::contains("accessibility rule(s) violated"));
+    let trace = browser_json(dir.path(), &["audit", "perf", site()]);
+    assert!(trace["mainThread"].is_array(), "{trace}");
+    assert!(trace["requests"].as_u64().unwrap() >= 1, "{trace}");
+    devlens(dir.path())
+        .args(["browser", "audit", "a11y"])
+        .assert()
+        .failure()
+        .stderr(predicate::str::contains("URL").and(predicate::str::contains("--connect")));
+    devlens(dir.path())
+        .args(["browser", "audit", "perf", "http://127.0.0.1:9", "--measure", "speed"])
+        .assert()
+        .failure()
+        .stderr(predicate::str::contains("trace, vitals or profile"));
+}
