@@ -8,9 +8,10 @@
 //
 // Per server: spawn, tools/list (the audit tools' schemas are saved), start the browser, then
 // ROUNDS rounds of navigate → accessibility audit (chrome-devtools-mcp: lighthouse_audit in its
-// default navigation mode, then in snapshot mode) → a trace of a reload. Each step's median wall
-// time, the tokens (o200k_base) of its text content and of its structuredContent, and whether the
-// answer names each known failure (rule and element).
+// default navigation mode, then in snapshot mode) → a trace of a reload (chrome-devtools-mcp: then
+// performance_analyze_insight RenderBlocking, which its summary leaves to a second call). Each
+// step's median wall time, the tokens (o200k_base) of its text content and of its
+// structuredContent, and whether the answer names each known failure (rule and element).
 //
 // Run through scripts/bench-browser-mcp --audits, which installs the pinned packages and builds
 // devlens.
@@ -128,11 +129,20 @@ const SERVERS = {
         // Only when the start call says the trace is still recording.
         { name: 'performance_stop_trace', arguments: { pageId: st.pageId }, unless: (prev) => !/is being recorded/i.test(prev) },
       ],
+      // Its trace summary names insights only; which requests block rendering takes this call.
+      traceInsight: (st) => [{ name: 'performance_analyze_insight', arguments: { pageId: st.pageId, insightSetId: st.insightSetId, insightName: 'RenderBlocking' } }],
+    },
+    after: {
+      trace: (text, st) => {
+        const m = text.match(/insight set id: (\S+)/);
+        if (!m) throw new Error(`no insight set id in the trace summary:\n${text.slice(0, 2000)}`);
+        st.insightSetId = m[1];
+      },
     },
   },
 };
 
-const STEPS = ['navigate', 'a11y', 'a11ySnapshot', 'trace'];
+const STEPS = ['navigate', 'a11y', 'a11ySnapshot', 'trace', 'traceInsight'];
 
 // ---- what each answer should find -----------------------------------------------------------
 // A rule counts as found when the answer names it (axe's rule id, which Lighthouse's audit ids
@@ -140,15 +150,19 @@ const STEPS = ['navigate', 'a11y', 'a11ySnapshot', 'trace'];
 const CHECKS = {
   a11y: [
     { id: 'image-alt', rule: /image-alt/, element: /chart\.png|<img\b|\bimg\b/ },
-    { id: 'label', rule: /(^|[^\w-])label([^\w-]|$)/, element: /#search|id="search"|Search the report/ },
+    // `label` as a rule id, not Lighthouse's `label="…"` of a node nor the word in a title.
+    { id: 'label', rule: /(^|[^\w-])label(?![\w=-])/m, element: /#search|id=\\?"search\\?"/ },
     { id: 'color-contrast', rule: /color-contrast/, element: /\.faint|class="faint"/ },
   ],
   trace: [
     { id: 'render-blocking audit.css', rule: /render[- ]?blocking/i, element: /audit\.css/ },
-    { id: 'long task in busyWork', rule: /long[- ]?task/i, element: /busyWork/ },
+    // The long task's function: busyWork by name, or the load listener that calls it (audit.js).
+    { id: 'long task → audit.js', rule: /long[- ]?task/i, element: /busyWork|audit\.js:\d+/ },
   ],
 };
 CHECKS.a11ySnapshot = CHECKS.a11y;
+CHECKS.traceInsight = CHECKS.trace;
+CHECKS.traceWithInsight = CHECKS.trace;
 
 function findings(step, text) {
   const out = {};
@@ -317,6 +331,7 @@ async function benchServer(key, opts, sdk, countTokens, pageUrl, saveDir) {
           if (round === 0) save(`${s}.error.txt`, `${msg}\n\n${e?.stack || ''}`);
           continue;
         }
+        def.after?.[s]?.(res.text, st);
         res.found = findings(s, res.text);
         res.foundInStructured = findings(s, res.structured);
         samples[s].push(res);
@@ -327,6 +342,16 @@ async function benchServer(key, opts, sdk, countTokens, pageUrl, saveDir) {
         const f = Object.entries(res.found).map(([id, v]) => `${id} ${v.rule && v.element ? '✓' : v.rule ? '(rule only)' : '✗'}`).join(', ');
         console.error(`    round ${round + 1} ${s}: ${fmtMs(res.ms)}, ${res.tokens} tokens${f ? `; ${f}` : ''}`);
       }
+    }
+    // The peer's trace and its insight call, round by round: what it takes to name the
+    // render-blocking stylesheet.
+    if (samples.traceInsight.length && samples.traceInsight.length === samples.trace.length) {
+      samples.traceWithInsight = samples.trace.map((t, i) => {
+        const d = samples.traceInsight[i];
+        const text = `${t.text}\n${d.text}`;
+        return { ms: t.ms + d.ms, tokens: t.tokens + d.tokens, structuredTokens: t.structuredTokens + d.structuredTokens,
+          calls: [...t.calls, ...d.calls], found: findings('trace', text), foundInStructured: {} };
+      });
     }
     for (const [s, vs] of Object.entries(samples)) {
       if (!vs.length) continue;
@@ -393,6 +418,7 @@ const ROWS = [
   ['accessibility audit — peer: `lighthouse_audit` default (navigation: reloads, then audits)', 'a11y', 'a11y'],
   ['accessibility audit — peer: `lighthouse_audit {mode: snapshot}` (the page as it is)', 'a11y', 'a11ySnapshot'],
   ['trace of a reload — devlens `audit_performance {measure: trace}`, peer: `performance_start_trace {reload, autoStop}`', 'trace', 'trace'],
+  ['trace of a reload — peer: the same + `performance_analyze_insight RenderBlocking` (names the stylesheet)', 'trace', 'traceWithInsight'],
 ];
 
 function markdown(results, keys) {

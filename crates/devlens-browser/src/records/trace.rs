@@ -464,10 +464,9 @@ pub(crate) fn reduce(mut events: Vec<TraceEvent>) -> TraceFindings {
                 let r = requests.entry(id.to_string()).or_default();
                 r.url = data["url"].as_str().unwrap_or_default().to_string();
                 r.start = e.ts;
-                r.blocking = matches!(
-                    data["renderBlocking"].as_str(),
-                    Some("blocking" | "in_body_parser_blocking")
-                );
+                // What DevTools' render-blocking insight counts: a script late in the body
+                // blocks the parser ("in_body_parser_blocking"), not the first render.
+                r.blocking = data["renderBlocking"].as_str() == Some("blocking");
             }
             "ResourceReceiveResponse" => {
                 if let Some(r) = requests.get_mut(id) {
