@@ -83,8 +83,13 @@ fn a_trace_of_a_reload_names_its_problems() {
             })
             .unwrap_or_else(|| panic!("the startup task:\n{text}"));
         assert!(task.duration_ms >= 120.0, "{text}");
-        let code = &task.functions[0].location;
-        assert!(code.url.ends_with("perf.js") && code.line == 22, "{code:?}");
+        // The entry point, and below it (sampled) the function the time went to.
+        let entry = task.functions.iter().find(|c| c.location.function == "startupWork").expect("entry");
+        assert!(entry.location.url.ends_with("perf.js") && entry.location.line == 22, "{entry:?}");
+        // (When V8 inlines busyWork, the samples name startupWork itself: nothing to add.)
+        if let Some(hot) = task.functions.iter().find(|c| c.kind == "self time") {
+            assert_eq!((hot.location.function.as_str(), hot.location.line), ("busyWork", 2), "{text}");
+        }
         assert!(f.total_blocking_ms >= 70.0, "{text}");
         assert!(
             f.render_blocking
@@ -160,9 +165,13 @@ fn a_trace_and_a_profile_around_an_action() {
                 .await
                 .expect("profile"),
         );
+        // V8 may inline busyWork into the handler: either is where the time went.
         let top = &profile.functions[0];
-        assert_eq!(top.location.function, "busyWork", "{}", profile.to_text());
-        assert_eq!(top.location.line, 2, "{}", profile.to_text());
+        assert!(
+            matches!((top.location.function.as_str(), top.location.line), ("busyWork", 2) | ("onSlowClick", 16)),
+            "{}",
+            profile.to_text()
+        );
         assert!(top.total_ms >= 100.0, "{}", profile.to_text());
         let err = tab
             .cpu_profile(Phase::Stop, None)

@@ -43,8 +43,10 @@ const SETTLE_LIMIT: Duration = Duration::from_secs(5);
 const DEFAULT_TOP: usize = 10;
 const MAX_TOP: usize = 30;
 
-/// Categories DevTools' performance panel records, minus the CPU sampler (a profile has it).
+/// Categories DevTools' performance panel records; the CPU sampler names the function a long
+/// task spent its time in, below the entry point the timeline events give.
 const TRACE_CATEGORIES: &[&str] = &[
+    "disabled-by-default-v8.cpu_profiler",
     "devtools.timeline",
     "disabled-by-default-devtools.timeline",
     "disabled-by-default-devtools.timeline.frame",

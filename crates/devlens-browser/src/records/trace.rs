@@ -32,6 +32,9 @@ pub(crate) struct TraceEvent {
     pub tid: i64,
     #[serde(default)]
     pub args: Value,
+    /// Links a CPU profile's chunks to it.
+    #[serde(default)]
+    pub id: Option<Value>,
 }
 
 #[derive(Deserialize)]
@@ -261,6 +264,81 @@ fn event_location(ev: &TraceEvent) -> Option<CodeLocation> {
     })
 }
 
+/// The main thread's CPU samples in the trace: (time, function location), time-ordered.
+fn main_samples(events: &[TraceEvent], main: Option<(i64, i64)>) -> Vec<(f64, CodeLocation)> {
+    let Some((pid, tid)) = main else {
+        return Vec::new();
+    };
+    let mut starts: HashMap<String, f64> = HashMap::new();
+    let mut frames: HashMap<(String, i64), CodeLocation> = HashMap::new();
+    let mut clock: HashMap<String, f64> = HashMap::new();
+    let mut out = Vec::new();
+    // The profile is announced on the thread it samples; its chunks come from the sampler's.
+    for e in events.iter().filter(|e| e.pid == pid) {
+        let id = e.id.as_ref().map(|v| v.to_string()).unwrap_or_default();
+        let data = &e.args["data"];
+        match e.name.as_str() {
+            "Profile" if e.tid == tid => {
+                starts.insert(id, data["startTime"].as_f64().unwrap_or(e.ts));
+            }
+            "ProfileChunk" => {
+                let profile = &data["cpuProfile"];
+                for n in profile["nodes"].as_array().into_iter().flatten() {
+                    let f = &n["callFrame"];
+                    if let Some(node) = n["id"].as_i64() {
+                        frames.insert(
+                            (id.clone(), node),
+                            CodeLocation {
+                                function: f["functionName"].as_str().unwrap_or_default().to_string(),
+                                url: f["url"].as_str().unwrap_or_default().to_string(),
+                                line: f["lineNumber"].as_i64().unwrap_or(0).max(0) as u32 + 1,
+                                column: f["columnNumber"].as_i64().unwrap_or(0).max(0) as u32 + 1,
+                                original: None,
+                            },
+                        );
+                    }
+                }
+                let Some(start) = starts.get(&id).copied() else { continue };
+                let t = clock.entry(id.clone()).or_insert(start);
+                let deltas = data["timeDeltas"].as_array().map(Vec::as_slice).unwrap_or_default();
+                let samples = profile["samples"].as_array().map(Vec::as_slice).unwrap_or_default();
+                for (sample, delta) in samples.iter().zip(deltas) {
+                    *t += delta.as_f64().unwrap_or(0.0);
+                    if let Some(loc) = sample.as_i64().and_then(|n| frames.get(&(id.clone(), n))) {
+                        out.push((*t, loc.clone()));
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    out.sort_by(|a, b| a.0.total_cmp(&b.0));
+    out
+}
+
+/// The function with the most sampled time in `[start, end)`, and that time in µs.
+fn hottest(samples: &[(f64, CodeLocation)], start: f64, end: f64) -> Option<(CodeLocation, f64)> {
+    let from = samples.partition_point(|(t, _)| *t < start);
+    let window = &samples[from..];
+    let mut time: Vec<(&CodeLocation, f64)> = Vec::new();
+    for (i, (t, loc)) in window.iter().enumerate() {
+        if *t >= end {
+            break;
+        }
+        if loc.url.is_empty() || loc.function.starts_with('(') {
+            continue;
+        }
+        let next = window.get(i + 1).map_or(*t, |(n, _)| *n).min(end);
+        match time.iter_mut().find(|(l, _)| *l == loc) {
+            Some(entry) => entry.1 += next - t,
+            None => time.push((loc, next - t)),
+        }
+    }
+    time.into_iter()
+        .max_by(|a, b| a.1.total_cmp(&b.1))
+        .map(|(l, t)| (l.clone(), t))
+}
+
 /// The renderer process and main thread of the page's main frame.
 fn main_thread(events: &[TraceEvent]) -> Option<(i64, i64)> {
     let mut pid = None;
@@ -317,7 +395,14 @@ pub(crate) fn reduce(mut events: Vec<TraceEvent>) -> TraceFindings {
     // The navigation's start, when the recording holds one: times are counted from it.
     let nav_start = events
         .iter()
-        .find(|e| e.name == "navigationStart" && main.is_none_or(|(p, _)| e.pid == p))
+        .filter(|e| {
+            let data = &e.args["data"];
+            e.name == "navigationStart"
+                && main.is_none_or(|(p, _)| e.pid == p)
+                && data["isOutermostMainFrame"].as_bool() != Some(false)
+                && data["documentLoaderURL"].as_str().is_none_or(|u| !u.is_empty())
+        })
+        .next_back()
         .map(|e| e.ts);
     let origin = nav_start.unwrap_or(first);
     let since = |ts: f64| ms(ts - origin);
@@ -326,7 +411,7 @@ pub(crate) fn reduce(mut events: Vec<TraceEvent>) -> TraceFindings {
     if nav_start.is_some() {
         let mut lcp = None;
         for e in &events {
-            if main.is_some_and(|(p, _)| e.pid != p) {
+            if main.is_some_and(|(p, _)| e.pid != p) || Some(e.ts) < nav_start {
                 continue;
             }
             match e.name.as_str() {
@@ -395,6 +480,7 @@ pub(crate) fn reduce(mut events: Vec<TraceEvent>) -> TraceFindings {
     main_thread.sort_by(|a, b| b.ms.total_cmp(&a.ms));
 
     // Long tasks and the script entry points inside them.
+    let samples = main_samples(&events, main);
     let mut long_tasks = Vec::new();
     let mut total_blocking = 0.0;
     for task in complete.iter().filter(|e| {
@@ -429,6 +515,13 @@ pub(crate) fn reduce(mut events: Vec<TraceEvent>) -> TraceFindings {
         }
         functions.sort_by(|a, b| b.ms.total_cmp(&a.ms));
         functions.truncate(3);
+        // Below the entry point: where the task actually spent its time, from the samples.
+        if let Some((location, us)) = hottest(&samples, task.ts, end)
+            && us >= 1000.0
+            && !functions.iter().any(|f| f.location == location)
+        {
+            functions.insert(0, TimedCode { kind: "self time".into(), location, ms: ms(us) });
+        }
         long_tasks.push((
             task.ts,
             end,
@@ -452,6 +545,7 @@ pub(crate) fn reduce(mut events: Vec<TraceEvent>) -> TraceFindings {
         bytes: u64,
         status: Option<u16>,
         blocking: bool,
+        mime: String,
     }
     let mut requests: HashMap<String, Req> = HashMap::new();
     for e in &events {
@@ -471,13 +565,16 @@ pub(crate) fn reduce(mut events: Vec<TraceEvent>) -> TraceFindings {
             "ResourceReceiveResponse" => {
                 if let Some(r) = requests.get_mut(id) {
                     r.status = data["statusCode"].as_u64().map(|s| s as u16);
+                    r.mime = data["mimeType"].as_str().unwrap_or_default().to_string();
                 }
             }
             "ResourceFinish" => {
                 if let Some(r) = requests.get_mut(id) {
                     r.bytes = data["encodedDataLength"].as_u64().unwrap_or(0);
+                    // finishTime shares the trace's clock, except where it does not (a navigation
+                    // request started before the recording): then the event's own time.
                     r.end = Some(match data["finishTime"].as_f64() {
-                        Some(t) if t > 0.0 => t * 1_000_000.0,
+                        Some(t) if t * 1_000_000.0 >= r.start && t > 0.0 => t * 1_000_000.0,
                         _ => e.ts,
                     });
                 }
@@ -485,13 +582,14 @@ pub(crate) fn reduce(mut events: Vec<TraceEvent>) -> TraceFindings {
             _ => {}
         }
     }
-    let mut finished: Vec<(f64, TracedRequest)> = requests
+    let mut finished: Vec<(f64, String, TracedRequest)> = requests
         .into_values()
         .filter(|r| !r.url.is_empty() && !r.url.starts_with("data:"))
         .map(|r| {
-            let end = r.end.unwrap_or(last);
+            let end = r.end.unwrap_or(last).max(r.start);
             (
                 end,
+                r.mime,
                 TracedRequest {
                     url: r.url,
                     ms: ms(end - r.start),
@@ -507,18 +605,18 @@ pub(crate) fn reduce(mut events: Vec<TraceEvent>) -> TraceFindings {
     let request_count = finished.len();
     let mut render_blocking: Vec<TracedRequest> = finished
         .iter()
-        .filter(|(_, r)| r.render_blocking)
-        .map(|(_, r)| r.clone())
+        .filter(|(_, _, r)| r.render_blocking)
+        .map(|(_, _, r)| r.clone())
         .collect();
     render_blocking.sort_by(|a, b| b.ms.total_cmp(&a.ms));
     render_blocking.truncate(TOP);
-    let mut slowest: Vec<TracedRequest> = finished.iter().map(|(_, r)| r.clone()).collect();
+    let mut slowest: Vec<TracedRequest> = finished.iter().map(|(_, _, r)| r.clone()).collect();
     slowest.sort_by(|a, b| b.ms.total_cmp(&a.ms));
     slowest.truncate(TOP);
     let mut largest: Vec<TracedRequest> = finished
         .iter()
-        .filter(|(_, r)| r.bytes > 0)
-        .map(|(_, r)| r.clone())
+        .filter(|(_, _, r)| r.bytes > 0)
+        .map(|(_, _, r)| r.clone())
         .collect();
     largest.sort_by_key(|r| std::cmp::Reverse(r.bytes));
     largest.truncate(TOP);
@@ -552,12 +650,17 @@ pub(crate) fn reduce(mut events: Vec<TraceEvent>) -> TraceFindings {
             .filter_map(|n| n["node_id"].as_i64())
             .take(5)
             .collect();
-        // A request that finished within the 500 ms before the shift.
+        // An image or a font that arrived within the 500 ms before the shift (an image
+        // without a size, a web font swapping in).
         let likely_cause = finished
             .iter()
             .rev()
-            .find(|(end, _)| *end <= e.ts && e.ts - *end <= 500_000.0)
-            .map(|(_, r)| r.url.clone());
+            .find(|(end, mime, _)| {
+                *end <= e.ts
+                    && e.ts - *end <= 500_000.0
+                    && (mime.starts_with("image/") || mime.contains("font"))
+            })
+            .map(|(_, _, r)| r.url.clone());
         layout_shifts.push(LayoutShift {
             at_ms: since(e.ts),
             score: (score * 10_000.0).round() / 10_000.0,
@@ -850,6 +953,7 @@ mod tests {
             pid: 1,
             tid: 7,
             args,
+            id: None,
         }
     }
 
@@ -864,6 +968,7 @@ mod tests {
                 pid: 1,
                 tid: 7,
                 args: json!({"name": "CrRendererMain"}),
+                id: None,
             },
             ev("navigationStart", 1_000_000.0, None, json!({})),
             ev(
