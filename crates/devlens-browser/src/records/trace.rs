@@ -395,14 +395,13 @@ pub(crate) fn reduce(mut events: Vec<TraceEvent>) -> TraceFindings {
     // The navigation's start, when the recording holds one: times are counted from it.
     let nav_start = events
         .iter()
-        .filter(|e| {
+        .rfind(|e| {
             let data = &e.args["data"];
             e.name == "navigationStart"
                 && main.is_none_or(|(p, _)| e.pid == p)
                 && data["isOutermostMainFrame"].as_bool() != Some(false)
                 && data["documentLoaderURL"].as_str().is_none_or(|u| !u.is_empty())
         })
-        .next_back()
         .map(|e| e.ts);
     let origin = nav_start.unwrap_or(first);
     let since = |ts: f64| ms(ts - origin);
