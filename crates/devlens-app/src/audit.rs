@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use devlens_browser::audit::a11y::{A11yOptions, A11yReport};
 use devlens_browser::audit::perf::{Phase, Recorded, TraceReport, Vitals};
+use devlens_browser::audit::state::{AppState, StateQuery};
 use devlens_browser::records::trace::ProfileFindings;
 use devlens_core::Report;
 use devlens_workspace::Workspace;
@@ -108,4 +109,21 @@ pub async fn performance(
         Measure::Trace => PerformanceReport::Trace(tab.trace(phase, save.as_deref()).await?),
         Measure::Profile => PerformanceReport::Profile(tab.cpu_profile(phase, args.top).await?),
     })
+}
+
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct AppStateArgs {
+    #[serde(flatten)]
+    pub query: StateQuery,
+    #[serde(flatten)]
+    pub connection: ConnectionArgs,
+}
+
+/// `inspect_app_state`.
+pub async fn app_state(app: &crate::App, args: AppStateArgs) -> Result<AppState, AppError> {
+    Ok(tab(app, &args.connection)
+        .await?
+        .app_state(&args.query)
+        .await?)
 }

@@ -4,15 +4,16 @@
 
 use rmcp::{handler::server::wrapper::Parameters, model::CallToolResult, tool, tool_router};
 
-use devlens_app::audit::{self, AccessibilityArgs, PerformanceArgs};
+use devlens_app::audit::{self, AccessibilityArgs, AppStateArgs, PerformanceArgs};
 use devlens_browser::audit::a11y::A11yReport;
+use devlens_browser::audit::state::AppState;
 
 use crate::{
     DevlensServer,
     reply::{reply, respond, textual},
 };
 
-textual!(A11yReport);
+textual!(A11yReport, AppState);
 
 #[tool_router(router = audit_tools, vis = "pub(crate)")]
 impl DevlensServer {
@@ -56,5 +57,16 @@ impl DevlensServer {
             audit::performance(self.app(), &ws, args).await
         };
         reply(report.await)
+    }
+
+    /// The app's state: frameworks and versions (default view); the React or Vue component
+    /// tree around an element; a component's props, state and hooks; Redux, Zustand, Pinia
+    /// stores; globals the app added. Paged, secrets redacted.
+    #[tool(
+        name = "inspect_app_state",
+        annotations(title = "App state", read_only_hint = true, open_world_hint = false)
+    )]
+    async fn inspect_app_state(&self, Parameters(args): Parameters<AppStateArgs>) -> CallToolResult {
+        respond(audit::app_state(self.app(), args).await)
     }
 }

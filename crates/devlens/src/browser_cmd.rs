@@ -53,6 +53,11 @@ fn check_arguments(args: &BrowserArgs) -> anyhow::Result<()> {
                     bail!("unknown --network `{name}`: use slow-3g, fast-3g or fast-4g");
                 }
             }
+            if let AuditCommand::State { view, .. } = audit
+                && state_view(view).is_none()
+            {
+                bail!("unknown --view `{view}`: use frameworks, tree, component, stores or globals");
+            }
             if audit.page().url.is_none() && args.browser.connect.is_none() {
                 bail!(
                     "give the URL to audit, or --connect ENDPOINT to audit a page open in a \
@@ -293,10 +298,14 @@ async fn pick_tab(sessions: &BrowserSessions, wanted: Option<&str>) -> anyhow::R
 }
 
 /// Loads `--url` when given; with `--connect` and no URL the tab's current page is used.
+fn state_view(name: &str) -> Option<devlens_browser::audit::state::StateView> {
+    serde_json::from_value(serde_json::json!(name)).ok()
+}
+
 impl AuditCommand {
     pub(crate) fn page(&self) -> &AuditPage {
         match self {
-            Self::A11y { page, .. } | Self::Perf { page, .. } => page,
+            Self::A11y { page, .. } | Self::Perf { page, .. } | Self::State { page, .. } => page,
         }
     }
 }
@@ -331,6 +340,22 @@ async fn run_audit(tab: &Tab, audit: &AuditCommand) -> anyhow::Result<()> {
                 bail!("{} accessibility rule(s) violated", report.violations.len());
             }
             Ok(())
+        }
+        AuditCommand::State {
+            view,
+            element,
+            offset,
+            ..
+        } => {
+            load(tab, &load_page).await?;
+            let query = devlens_browser::audit::state::StateQuery {
+                view: state_view(view).unwrap_or_default(),
+                element: element.clone(),
+                offset: *offset,
+                ..Default::default()
+            };
+            let state = tab.app_state(&query).await?;
+            output::print(page.json, &state, || state.to_text())
         }
         AuditCommand::Perf {
             measure,

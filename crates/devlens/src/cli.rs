@@ -282,6 +282,21 @@ pub(crate) enum AuditCommand {
         #[arg(long)]
         network: Option<String>,
     },
+    /// The app's state: frameworks (default), the component tree, a component's props and
+    /// state, stores, or the globals the app added
+    State {
+        #[command(flatten)]
+        page: AuditPage,
+        /// frameworks, tree, component, stores or globals
+        #[arg(long, default_value = "frameworks")]
+        view: String,
+        /// For tree and component: the element whose component to show (CSS selector)
+        #[arg(long, value_name = "SELECTOR")]
+        element: Option<String>,
+        /// Skip this many items (the next page)
+        #[arg(long, default_value_t = 0)]
+        offset: usize,
+    },
 }
 
 #[derive(Debug, Subcommand)]

@@ -437,6 +437,13 @@ fn audit_one_shots_report_and_fail_on_violations() {
     let trace = browser_json(dir.path(), &["audit", "perf", site()]);
     assert!(trace["mainThread"].is_array(), "{trace}");
     assert!(trace["requests"].as_u64().unwrap() >= 1, "{trace}");
+    let state = browser_json(dir.path(), &["audit", "state", site(), "--view", "globals"]);
+    assert!(state["view"] == "globals", "{state}");
+    devlens(dir.path())
+        .args(["browser", "audit", "state", "http://127.0.0.1:9", "--view", "redux"])
+        .assert()
+        .failure()
+        .stderr(predicate::str::contains("frameworks, tree, component, stores or globals"));
     devlens(dir.path())
         .args(["browser", "audit", "a11y"])
         .assert()

@@ -61,6 +61,7 @@ const TOOLS: &[&str] = &[
     "emulate",
     "audit_accessibility",
     "audit_performance",
+    "inspect_app_state",
 ];
 
 // ---------------------------------------------------------------------------------------------
@@ -1666,6 +1667,13 @@ fn audits_over_mcp() {
                 )
                 .await;
             assert!(none.contains("no profile is recording"), "{none}");
+
+            let state = t.ok("inspect_app_state", json!({})).await;
+            assert!(state.text.contains("no framework"), "{}", state.text);
+            let tree = t.err("inspect_app_state", json!({ "view": "tree" })).await;
+            assert!(tree.contains("React") && tree.contains("Vue"), "{tree}");
+            let globals = t.ok("inspect_app_state", json!({ "view": "globals" })).await;
+            assert!(!globals.text.contains("localStorage"), "{}", globals.text);
 
             let vitals = t.ok("audit_performance", json!({ "phase": "stop" })).await;
             assert!(vitals.text.contains("INP"), "{}", vitals.text);
