@@ -6,6 +6,7 @@
 use serde::{Deserialize, Serialize};
 
 use devlens_browser::audit::a11y::{A11yOptions, A11yReport};
+use devlens_browser::audit::memory::{MemoryOptions, MemoryReport};
 use devlens_browser::audit::perf::{Phase, Recorded, TraceReport, Vitals};
 use devlens_browser::audit::state::{AppState, StateQuery};
 use devlens_browser::records::trace::ProfileFindings;
@@ -47,12 +48,14 @@ pub enum Measure {
     Trace,
     /// A CPU profile's top functions.
     Profile,
+    /// JS heap, DOM nodes, listeners; with heapSnapshot what holds the memory.
+    Memory,
 }
 
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct PerformanceArgs {
-    /// vitals (default), trace or profile.
+    /// vitals (default), trace, profile or memory.
     #[serde(default)]
     pub measure: Measure,
     /// trace/profile: reload (default: record a reload), start, or stop (report what was
@@ -63,9 +66,15 @@ pub struct PerformanceArgs {
     /// trace: also save the raw trace here (DevTools opens it).
     #[serde(default)]
     pub save_trace: Option<String>,
-    /// profile: functions listed (default 10).
+    /// profile, memory: functions or constructors listed (default 10).
     #[serde(default)]
     pub top: Option<usize>,
+    /// memory: also take a heap snapshot (constructors by retained size, detached DOM).
+    #[serde(default)]
+    pub heap_snapshot: bool,
+    /// memory: keep the raw heap snapshot here (DevTools opens it).
+    #[serde(default)]
+    pub save_snapshot: Option<String>,
     #[serde(flatten)]
     pub connection: ConnectionArgs,
 }
@@ -77,6 +86,7 @@ pub enum PerformanceReport {
     Vitals(Vitals),
     Trace(Recorded<TraceReport>),
     Profile(Recorded<ProfileFindings>),
+    Memory(MemoryReport),
 }
 
 impl Report for PerformanceReport {
@@ -85,6 +95,7 @@ impl Report for PerformanceReport {
             Self::Vitals(v) => v.to_text(),
             Self::Trace(Recorded::Done(t)) => t.to_text(),
             Self::Profile(Recorded::Done(p)) => p.to_text(),
+            Self::Memory(m) => m.to_text(),
             Self::Trace(Recorded::Started(s)) | Self::Profile(Recorded::Started(s)) => s.to_text(),
         }
     }
@@ -101,13 +112,27 @@ pub async fn performance(
             "saveTrace belongs to measure trace".to_string(),
         ));
     }
+    if (args.save_snapshot.is_some() || args.heap_snapshot) && args.measure != Measure::Memory {
+        return Err(AppError::invalid(
+            "heapSnapshot and saveSnapshot belong to measure memory".to_string(),
+        ));
+    }
     let save = output_path(ws, args.save_trace)?;
+    let save_snapshot = output_path(ws, args.save_snapshot)?;
     let tab = tab(app, &args.connection).await?;
     let phase = args.phase.unwrap_or_default();
     Ok(match args.measure {
         Measure::Vitals => PerformanceReport::Vitals(tab.vitals(phase == Phase::Reload).await?),
         Measure::Trace => PerformanceReport::Trace(tab.trace(phase, save.as_deref()).await?),
         Measure::Profile => PerformanceReport::Profile(tab.cpu_profile(phase, args.top).await?),
+        Measure::Memory => PerformanceReport::Memory(
+            tab.memory(&MemoryOptions {
+                heap_snapshot: args.heap_snapshot,
+                top: args.top,
+                save_to: save_snapshot,
+            })
+            .await?,
+        ),
     })
 }
 

@@ -84,11 +84,22 @@ fn a_trace_of_a_reload_names_its_problems() {
             .unwrap_or_else(|| panic!("the startup task:\n{text}"));
         assert!(task.duration_ms >= 120.0, "{text}");
         // The entry point, and below it (sampled) the function the time went to.
-        let entry = task.functions.iter().find(|c| c.location.function == "startupWork").expect("entry");
-        assert!(entry.location.url.ends_with("perf.js") && entry.location.line == 22, "{entry:?}");
+        let entry = task
+            .functions
+            .iter()
+            .find(|c| c.location.function == "startupWork")
+            .expect("entry");
+        assert!(
+            entry.location.url.ends_with("perf.js") && entry.location.line == 22,
+            "{entry:?}"
+        );
         // (When V8 inlines busyWork, the samples name startupWork itself: nothing to add.)
         if let Some(hot) = task.functions.iter().find(|c| c.kind == "self time") {
-            assert_eq!((hot.location.function.as_str(), hot.location.line), ("busyWork", 2), "{text}");
+            assert_eq!(
+                (hot.location.function.as_str(), hot.location.line),
+                ("busyWork", 2),
+                "{text}"
+            );
         }
         assert!(f.total_blocking_ms >= 70.0, "{text}");
         assert!(
@@ -168,7 +179,10 @@ fn a_trace_and_a_profile_around_an_action() {
         // V8 may inline busyWork into the handler: either is where the time went.
         let top = &profile.functions[0];
         assert!(
-            matches!((top.location.function.as_str(), top.location.line), ("busyWork", 2) | ("onSlowClick", 16)),
+            matches!(
+                (top.location.function.as_str(), top.location.line),
+                ("busyWork", 2) | ("onSlowClick", 16)
+            ),
             "{}",
             profile.to_text()
         );

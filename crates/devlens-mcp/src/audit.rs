@@ -66,7 +66,10 @@ impl DevlensServer {
         name = "inspect_app_state",
         annotations(title = "App state", read_only_hint = true, open_world_hint = false)
     )]
-    async fn inspect_app_state(&self, Parameters(args): Parameters<AppStateArgs>) -> CallToolResult {
+    async fn inspect_app_state(
+        &self,
+        Parameters(args): Parameters<AppStateArgs>,
+    ) -> CallToolResult {
         respond(audit::app_state(self.app(), args).await)
     }
 }

@@ -44,8 +44,8 @@ fn check_arguments(args: &BrowserArgs) -> anyhow::Result<()> {
                 measure, network, ..
             } = audit
             {
-                if !matches!(measure.as_str(), "trace" | "vitals" | "profile") {
-                    bail!("unknown --measure `{measure}`: use trace, vitals or profile");
+                if !matches!(measure.as_str(), "trace" | "vitals" | "profile" | "memory") {
+                    bail!("unknown --measure `{measure}`: use trace, vitals, profile or memory");
                 }
                 if let Some(name) = network
                     && devlens_browser::NetworkProfile::parse(name).is_none()
@@ -56,7 +56,9 @@ fn check_arguments(args: &BrowserArgs) -> anyhow::Result<()> {
             if let AuditCommand::State { view, .. } = audit
                 && state_view(view).is_none()
             {
-                bail!("unknown --view `{view}`: use frameworks, tree, component, stores or globals");
+                bail!(
+                    "unknown --view `{view}`: use frameworks, tree, component, stores or globals"
+                );
             }
             if audit.page().url.is_none() && args.browser.connect.is_none() {
                 bail!(
@@ -384,6 +386,14 @@ async fn run_audit(tab: &Tab, audit: &AuditCommand) -> anyhow::Result<()> {
                 "vitals" => {
                     let v = tab.vitals(true).await?;
                     output::print(page.json, &v, || v.to_text())
+                }
+                "memory" => {
+                    let options = devlens_browser::audit::memory::MemoryOptions {
+                        heap_snapshot: true,
+                        ..Default::default()
+                    };
+                    let m = tab.memory(&options).await?;
+                    output::print(page.json, &m, || m.to_text())
                 }
                 "profile" => match tab.cpu_profile(Phase::Reload, None).await? {
                     Recorded::Done(p) => output::print(page.json, &p, || p.to_text()),

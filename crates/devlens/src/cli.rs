@@ -264,12 +264,12 @@ pub(crate) enum AuditCommand {
         #[arg(long)]
         max_nodes: Option<usize>,
     },
-    /// Performance of the page's load: a trace reduced to findings (default), vitals or a CPU
-    /// profile
+    /// Performance of the page's load: a trace reduced to findings (default), vitals, a CPU
+    /// profile, or memory with a heap snapshot summary
     Perf {
         #[command(flatten)]
         page: AuditPage,
-        /// trace, vitals or profile
+        /// trace, vitals, profile or memory
         #[arg(long, default_value = "trace")]
         measure: String,
         /// Also save the raw trace here (DevTools' Performance panel opens it)

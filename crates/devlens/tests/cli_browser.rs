@@ -440,18 +440,34 @@ fn audit_one_shots_report_and_fail_on_violations() {
     let state = browser_json(dir.path(), &["audit", "state", site(), "--view", "globals"]);
     assert!(state["view"] == "globals", "{state}");
     devlens(dir.path())
-        .args(["browser", "audit", "state", "http://127.0.0.1:9", "--view", "redux"])
+        .args([
+            "browser",
+            "audit",
+            "state",
+            "http://127.0.0.1:9",
+            "--view",
+            "redux",
+        ])
         .assert()
         .failure()
-        .stderr(predicate::str::contains("frameworks, tree, component, stores or globals"));
+        .stderr(predicate::str::contains(
+            "frameworks, tree, component, stores or globals",
+        ));
     devlens(dir.path())
         .args(["browser", "audit", "a11y"])
         .assert()
         .failure()
         .stderr(predicate::str::contains("URL").and(predicate::str::contains("--connect")));
     devlens(dir.path())
-        .args(["browser", "audit", "perf", "http://127.0.0.1:9", "--measure", "speed"])
+        .args([
+            "browser",
+            "audit",
+            "perf",
+            "http://127.0.0.1:9",
+            "--measure",
+            "speed",
+        ])
         .assert()
         .failure()
-        .stderr(predicate::str::contains("trace, vitals or profile"));
+        .stderr(predicate::str::contains("trace, vitals, profile or memory"));
 }

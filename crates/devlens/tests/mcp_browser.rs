@@ -1672,8 +1672,32 @@ fn audits_over_mcp() {
             assert!(state.text.contains("no framework"), "{}", state.text);
             let tree = t.err("inspect_app_state", json!({ "view": "tree" })).await;
             assert!(tree.contains("React") && tree.contains("Vue"), "{tree}");
-            let globals = t.ok("inspect_app_state", json!({ "view": "globals" })).await;
+            let globals = t
+                .ok("inspect_app_state", json!({ "view": "globals" }))
+                .await;
             assert!(!globals.text.contains("localStorage"), "{}", globals.text);
+
+            let memory = t
+                .ok(
+                    "audit_performance",
+                    json!({ "measure": "memory", "heapSnapshot": true, "top": 5 }),
+                )
+                .await;
+            assert!(memory.text.contains("by retained size"), "{}", memory.text);
+            assert!(
+                memory.data["heap"]["constructors"]
+                    .as_array()
+                    .is_some_and(|c| c.len() == 5),
+                "{}",
+                memory.data
+            );
+            let misplaced = t
+                .err(
+                    "audit_performance",
+                    json!({ "measure": "trace", "heapSnapshot": true }),
+                )
+                .await;
+            assert!(misplaced.contains("measure memory"), "{misplaced}");
 
             let vitals = t.ok("audit_performance", json!({ "phase": "stop" })).await;
             assert!(vitals.text.contains("INP"), "{}", vitals.text);

@@ -7,12 +7,14 @@
 //! - [`debugger`]: the debugger's state and the shapes its answers take;
 //! - [`sourcemap`]: source maps parsed, and the maps of a tab's scripts;
 //! - [`emulation`]: what a tab emulates; [`refs`]: snapshot refs;
-//! - [`trace`]: a performance trace and a CPU profile reduced to findings;
+//! - [`trace`]: a performance trace and a CPU profile reduced to findings; [`heap`]: a heap
+//!   snapshot summarised (constructors by retained size, detached DOM);
 //! - here: [`TabState`], which holds one of each per tab, the page's state, and what blocks it.
 
 pub mod console;
 pub mod debugger;
 pub mod emulation;
+pub mod heap;
 pub mod network;
 pub mod refs;
 pub mod sourcemap;

@@ -289,7 +289,10 @@ fn main_samples(events: &[TraceEvent], main: Option<(i64, i64)>) -> Vec<(f64, Co
                         frames.insert(
                             (id.clone(), node),
                             CodeLocation {
-                                function: f["functionName"].as_str().unwrap_or_default().to_string(),
+                                function: f["functionName"]
+                                    .as_str()
+                                    .unwrap_or_default()
+                                    .to_string(),
                                 url: f["url"].as_str().unwrap_or_default().to_string(),
                                 line: f["lineNumber"].as_i64().unwrap_or(0).max(0) as u32 + 1,
                                 column: f["columnNumber"].as_i64().unwrap_or(0).max(0) as u32 + 1,
@@ -298,10 +301,18 @@ fn main_samples(events: &[TraceEvent], main: Option<(i64, i64)>) -> Vec<(f64, Co
                         );
                     }
                 }
-                let Some(start) = starts.get(&id).copied() else { continue };
+                let Some(start) = starts.get(&id).copied() else {
+                    continue;
+                };
                 let t = clock.entry(id.clone()).or_insert(start);
-                let deltas = data["timeDeltas"].as_array().map(Vec::as_slice).unwrap_or_default();
-                let samples = profile["samples"].as_array().map(Vec::as_slice).unwrap_or_default();
+                let deltas = data["timeDeltas"]
+                    .as_array()
+                    .map(Vec::as_slice)
+                    .unwrap_or_default();
+                let samples = profile["samples"]
+                    .as_array()
+                    .map(Vec::as_slice)
+                    .unwrap_or_default();
                 for (sample, delta) in samples.iter().zip(deltas) {
                     *t += delta.as_f64().unwrap_or(0.0);
                     if let Some(loc) = sample.as_i64().and_then(|n| frames.get(&(id.clone(), n))) {
@@ -400,7 +411,9 @@ pub(crate) fn reduce(mut events: Vec<TraceEvent>) -> TraceFindings {
             e.name == "navigationStart"
                 && main.is_none_or(|(p, _)| e.pid == p)
                 && data["isOutermostMainFrame"].as_bool() != Some(false)
-                && data["documentLoaderURL"].as_str().is_none_or(|u| !u.is_empty())
+                && data["documentLoaderURL"]
+                    .as_str()
+                    .is_none_or(|u| !u.is_empty())
         })
         .map(|e| e.ts);
     let origin = nav_start.unwrap_or(first);
@@ -519,7 +532,14 @@ pub(crate) fn reduce(mut events: Vec<TraceEvent>) -> TraceFindings {
             && us >= 1000.0
             && !functions.iter().any(|f| f.location == location)
         {
-            functions.insert(0, TimedCode { kind: "self time".into(), location, ms: ms(us) });
+            functions.insert(
+                0,
+                TimedCode {
+                    kind: "self time".into(),
+                    location,
+                    ms: ms(us),
+                },
+            );
         }
         long_tasks.push((
             task.ts,
