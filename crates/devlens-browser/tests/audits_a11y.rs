@@ -223,3 +223,25 @@ fn bad_input_is_answered_clearly() {
         tab.resume().await.expect("resume");
     });
 }
+
+#[test]
+fn a_page_still_loading_is_audited_as_it_is_with_a_note() {
+    with_browser(|env: Env| async move {
+        let tab = env.open("/pages/a11y-clean.html").await;
+        let _ = tab
+            .navigate(
+                &devlens_browser::Navigation::Url(env.url("/pages/a11y-loading.html")),
+                Some(std::time::Duration::from_millis(500)),
+            )
+            .await;
+        let started = std::time::Instant::now();
+        let report = tab
+            .audit_accessibility(&A11yOptions::default())
+            .await
+            .expect("audit");
+        assert!(started.elapsed() < std::time::Duration::from_secs(30), "nothing hangs");
+        let text = report.to_text();
+        assert!(ids(&report).contains(&"image-alt"), "{text}");
+        assert!(report.notes.iter().any(|n| n.contains("still loading")), "{text}");
+    });
+}

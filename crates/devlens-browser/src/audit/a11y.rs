@@ -30,7 +30,7 @@ const MAX_NODES: usize = 20;
 /// How long an audit of one frame may take.
 const RUN_TIMEOUT: Duration = Duration::from_secs(60);
 /// How long to wait for a page that is still loading before auditing what is there.
-const LOAD_WAIT: Duration = Duration::from_secs(10);
+const LOAD_WAIT: Duration = Duration::from_secs(5);
 
 #[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase", default)]

@@ -226,6 +226,11 @@ fn router() -> Router {
             "slow done"
         }))
         .route("/api/fail", get(|| async { (StatusCode::INTERNAL_SERVER_ERROR, "boom") }))
+        // A resource that never finishes: its page never fires `load`.
+        .route("/api/hang", get(|| async {
+            tokio::time::sleep(Duration::from_secs(120)).await;
+            "too late"
+        }))
         .route("/inner", get(|Query(q): Query<HashMap<String, String>>| async move {
             let label = q.get("label").cloned().unwrap_or_default();
             page(&format!("{label} frame"), &format!(
