@@ -6,6 +6,7 @@
 use serde::{Deserialize, Serialize};
 
 use devlens_browser::audit::a11y::{A11yOptions, A11yReport};
+use devlens_browser::audit::css::{CssQuery, CssReport};
 use devlens_browser::audit::memory::{MemoryOptions, MemoryReport};
 use devlens_browser::audit::perf::{Phase, Recorded, TraceReport, Vitals};
 use devlens_browser::audit::state::{AppState, StateQuery};
@@ -151,4 +152,18 @@ pub async fn app_state(app: &crate::App, args: AppStateArgs) -> Result<AppState,
         .await?
         .app_state(&args.query)
         .await?)
+}
+
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CssArgs {
+    #[serde(flatten)]
+    pub query: CssQuery,
+    #[serde(flatten)]
+    pub connection: ConnectionArgs,
+}
+
+/// `inspect_css`.
+pub async fn css(app: &crate::App, args: CssArgs) -> Result<CssReport, AppError> {
+    Ok(tab(app, &args.connection).await?.css(&args.query).await?)
 }

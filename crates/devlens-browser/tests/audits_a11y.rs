@@ -239,9 +239,15 @@ fn a_page_still_loading_is_audited_as_it_is_with_a_note() {
             .audit_accessibility(&A11yOptions::default())
             .await
             .expect("audit");
-        assert!(started.elapsed() < std::time::Duration::from_secs(30), "nothing hangs");
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(30),
+            "nothing hangs"
+        );
         let text = report.to_text();
         assert!(ids(&report).contains(&"image-alt"), "{text}");
-        assert!(report.notes.iter().any(|n| n.contains("still loading")), "{text}");
+        assert!(
+            report.notes.iter().any(|n| n.contains("still loading")),
+            "{text}"
+        );
     });
 }

@@ -121,7 +121,10 @@ fn inherited_values_name_the_ancestor_they_come_from() {
             "{transform}"
         );
         let border = section(&report, "border-top-style");
-        assert!(border.starts_with("border-top-style: none  (no declaration applies"), "{border}");
+        assert!(
+            border.starts_with("border-top-style: none  (no declaration applies"),
+            "{border}"
+        );
         assert!(
             border.contains("✗ .panel { border-top-style: dashed }")
                 && border.contains("not inherited"),

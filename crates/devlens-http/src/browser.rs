@@ -112,6 +112,7 @@ pub(crate) fn routes() -> Router<Arc<App>> {
         "/browser/inject_css" => |app, args: browser::InjectCssArgs| shown_json(browser::inject_css(&app, args).await?)?,
         "/browser/remove_css" => |app, args: browser::RemoveCssArgs| shown_json(browser::remove_css(&app, args).await?)?,
         "/browser/emulate" => |app, args: browser::EmulateArgs| to_json(&browser::emulate(&app, args).await?)?,
+        "/browser/inspect_css" => |app, args: audit::CssArgs| to_json(&audit::css(&app, args).await?)?,
         "/browser/inspect_app_state" => |app, args: audit::AppStateArgs| to_json(&audit::app_state(&app, args).await?)?,
         "/browser/audit_accessibility" => |app, args: audit::AccessibilityArgs| to_json(&audit::accessibility(&app, args).await?)?,
         "/browser/audit_performance" => |app, args: audit::PerformanceArgs| {

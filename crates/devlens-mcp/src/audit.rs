@@ -4,8 +4,9 @@
 
 use rmcp::{handler::server::wrapper::Parameters, model::CallToolResult, tool, tool_router};
 
-use devlens_app::audit::{self, AccessibilityArgs, AppStateArgs, PerformanceArgs};
+use devlens_app::audit::{self, AccessibilityArgs, AppStateArgs, CssArgs, PerformanceArgs};
 use devlens_browser::audit::a11y::A11yReport;
+use devlens_browser::audit::css::CssReport;
 use devlens_browser::audit::state::AppState;
 
 use crate::{
@@ -13,7 +14,7 @@ use crate::{
     reply::{reply, respond, textual},
 };
 
-textual!(A11yReport, AppState);
+textual!(A11yReport, AppState, CssReport);
 
 #[tool_router(router = audit_tools, vis = "pub(crate)")]
 impl DevlensServer {
@@ -71,5 +72,16 @@ impl DevlensServer {
         Parameters(args): Parameters<AppStateArgs>,
     ) -> CallToolResult {
         respond(audit::app_state(self.app(), args).await)
+    }
+
+    /// Why an element looks as it does: its computed values and, per property, the
+    /// declarations competing for it — which won and why the others lost (specificity, order,
+    /// !important, inline, inherited, invalid) — with file:line, source-mapped.
+    #[tool(
+        name = "inspect_css",
+        annotations(title = "CSS cascade", read_only_hint = true, open_world_hint = false)
+    )]
+    async fn inspect_css(&self, Parameters(args): Parameters<CssArgs>) -> CallToolResult {
+        respond(audit::css(self.app(), args).await)
     }
 }

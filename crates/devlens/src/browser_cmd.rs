@@ -307,7 +307,10 @@ fn state_view(name: &str) -> Option<devlens_browser::audit::state::StateView> {
 impl AuditCommand {
     pub(crate) fn page(&self) -> &AuditPage {
         match self {
-            Self::A11y { page, .. } | Self::Perf { page, .. } | Self::State { page, .. } => page,
+            Self::A11y { page, .. }
+            | Self::Perf { page, .. }
+            | Self::Css { page, .. }
+            | Self::State { page, .. } => page,
         }
     }
 }
@@ -342,6 +345,20 @@ async fn run_audit(tab: &Tab, audit: &AuditCommand) -> anyhow::Result<()> {
                 bail!("{} accessibility rule(s) violated", report.violations.len());
             }
             Ok(())
+        }
+        AuditCommand::Css {
+            element,
+            properties,
+            ..
+        } => {
+            load(tab, &load_page).await?;
+            let query = devlens_browser::audit::css::CssQuery {
+                element: element.clone(),
+                properties: properties.clone(),
+                ..Default::default()
+            };
+            let report = tab.css(&query).await?;
+            output::print(page.json, &report, || report.to_text())
         }
         AuditCommand::State {
             view,

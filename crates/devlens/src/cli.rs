@@ -282,6 +282,18 @@ pub(crate) enum AuditCommand {
         #[arg(long)]
         network: Option<String>,
     },
+    /// Why an element looks as it does: computed values and, per property, which declaration
+    /// won and why the others lost
+    Css {
+        #[command(flatten)]
+        page: AuditPage,
+        /// The element (CSS selector)
+        #[arg(long, value_name = "SELECTOR")]
+        element: String,
+        /// Only these properties, comma-separated
+        #[arg(long, value_delimiter = ',')]
+        properties: Vec<String>,
+    },
     /// The app's state: frameworks (default), the component tree, a component's props and
     /// state, stores, or the globals the app added
     State {

@@ -437,6 +437,19 @@ fn audit_one_shots_report_and_fail_on_violations() {
     let trace = browser_json(dir.path(), &["audit", "perf", site()]);
     assert!(trace["mainThread"].is_array(), "{trace}");
     assert!(trace["requests"].as_u64().unwrap() >= 1, "{trace}");
+    let css = browser_json(
+        dir.path(),
+        &[
+            "audit",
+            "css",
+            site(),
+            "--element",
+            "#banner",
+            "--properties",
+            "width",
+        ],
+    );
+    assert!(css.to_string().contains("300px"), "{css}");
     let state = browser_json(dir.path(), &["audit", "state", site(), "--view", "globals"]);
     assert!(state["view"] == "globals", "{state}");
     devlens(dir.path())

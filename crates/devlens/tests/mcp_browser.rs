@@ -62,6 +62,7 @@ const TOOLS: &[&str] = &[
     "audit_accessibility",
     "audit_performance",
     "inspect_app_state",
+    "inspect_css",
 ];
 
 // ---------------------------------------------------------------------------------------------
@@ -1667,6 +1668,16 @@ fn audits_over_mcp() {
                 )
                 .await;
             assert!(none.contains("no profile is recording"), "{none}");
+
+            let css = t
+                .ok(
+                    "inspect_css",
+                    json!({ "element": "#slow", "properties": ["display"] }),
+                )
+                .await;
+            assert!(css.text.contains("display"), "{}", css.text);
+            let nothing = t.err("inspect_css", json!({ "element": "#nowhere" })).await;
+            assert!(nothing.contains("#nowhere"), "{nothing}");
 
             let state = t.ok("inspect_app_state", json!({})).await;
             assert!(state.text.contains("no framework"), "{}", state.text);
