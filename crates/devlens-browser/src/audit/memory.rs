@@ -52,16 +52,12 @@ pub struct MemoryReport {
     pub saved: Option<PathBuf>,
 }
 
-fn mb(bytes: u64) -> String {
-    format!("{:.1} MB", bytes as f64 / 1_048_576.0)
-}
-
 impl MemoryReport {
     pub fn to_text(&self) -> String {
         let mut out = format!(
             "JS heap {} used of {}; {} DOM nodes, {} event listeners, {} document(s), {} frame(s)",
-            mb(self.js_heap_used_bytes),
-            mb(self.js_heap_total_bytes),
+            crate::text::bytes(self.js_heap_used_bytes),
+            crate::text::bytes(self.js_heap_total_bytes),
             self.dom_nodes,
             self.event_listeners,
             self.documents,

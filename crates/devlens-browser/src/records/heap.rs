@@ -71,21 +71,13 @@ pub struct HeapSummary {
     pub detached_tree_count: usize,
 }
 
-fn kb(bytes: u64) -> String {
-    if bytes >= 1024 * 1024 {
-        format!("{:.1} MB", bytes as f64 / 1_048_576.0)
-    } else {
-        format!("{:.1} kB", bytes as f64 / 1024.0)
-    }
-}
-
 impl HeapSummary {
     pub fn to_text(&self) -> String {
         use std::fmt::Write as _;
         let mut out = format!(
             "heap snapshot: {} objects, {}",
             self.objects,
-            kb(self.total_bytes)
+            crate::text::bytes(self.total_bytes)
         );
         out.push_str("\nby retained size:");
         for c in &self.constructors {
@@ -94,8 +86,8 @@ impl HeapSummary {
                 "\n  {}  ×{}  {} retained ({} self)",
                 c.name,
                 c.count,
-                kb(c.retained_bytes),
-                kb(c.self_bytes)
+                crate::text::bytes(c.retained_bytes),
+                crate::text::bytes(c.self_bytes)
             );
         }
         if self.detached_nodes == 0 {
@@ -112,7 +104,7 @@ impl HeapSummary {
                     "\n  {} ({} nodes, {} retained)",
                     t.root,
                     t.nodes,
-                    kb(t.retained_bytes)
+                    crate::text::bytes(t.retained_bytes)
                 );
             }
         }

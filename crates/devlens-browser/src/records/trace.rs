@@ -74,6 +74,17 @@ pub struct CodeLocation {
 }
 
 impl CodeLocation {
+    /// A profile's `callFrame` (0-based line and column).
+    fn of_call_frame(f: &Value) -> Self {
+        Self {
+            function: f["functionName"].as_str().unwrap_or_default().to_string(),
+            url: f["url"].as_str().unwrap_or_default().to_string(),
+            line: f["lineNumber"].as_i64().unwrap_or(0).max(0) as u32 + 1,
+            column: f["columnNumber"].as_i64().unwrap_or(0).max(0) as u32 + 1,
+            original: None,
+        }
+    }
+
     pub fn to_text(&self) -> String {
         let name = if self.function.is_empty() {
             "(anonymous)"
@@ -286,19 +297,7 @@ fn main_samples(events: &[TraceEvent], main: Option<(i64, i64)>) -> Vec<(f64, Co
                 for n in profile["nodes"].as_array().into_iter().flatten() {
                     let f = &n["callFrame"];
                     if let Some(node) = n["id"].as_i64() {
-                        frames.insert(
-                            (id.clone(), node),
-                            CodeLocation {
-                                function: f["functionName"]
-                                    .as_str()
-                                    .unwrap_or_default()
-                                    .to_string(),
-                                url: f["url"].as_str().unwrap_or_default().to_string(),
-                                line: f["lineNumber"].as_i64().unwrap_or(0).max(0) as u32 + 1,
-                                column: f["columnNumber"].as_i64().unwrap_or(0).max(0) as u32 + 1,
-                                original: None,
-                            },
-                        );
+                        frames.insert((id.clone(), node), CodeLocation::of_call_frame(f));
                     }
                 }
                 let Some(start) = starts.get(&id).copied() else {
@@ -712,14 +711,6 @@ fn short_url(url: &str) -> String {
     crate::text::truncate(path, 80)
 }
 
-fn kb(bytes: u64) -> String {
-    if bytes >= 1024 * 1024 {
-        format!("{:.1} MB", bytes as f64 / 1_048_576.0)
-    } else {
-        format!("{:.1} kB", bytes as f64 / 1024.0)
-    }
-}
-
 impl TraceFindings {
     pub fn to_text(&self) -> String {
         use std::fmt::Write as _;
@@ -783,7 +774,7 @@ impl TraceFindings {
                     "\n  {} {} ms, {} (done at {} ms)",
                     short_url(&r.url),
                     r.ms,
-                    kb(r.bytes),
+                    crate::text::bytes(r.bytes),
                     r.end_ms
                 );
             }
@@ -797,7 +788,12 @@ impl TraceFindings {
         if !self.largest_requests.is_empty() {
             out.push_str("\nlargest:");
             for r in self.largest_requests.iter().take(3) {
-                let _ = write!(out, "\n  {} {}", short_url(&r.url), kb(r.bytes));
+                let _ = write!(
+                    out,
+                    "\n  {} {}",
+                    short_url(&r.url),
+                    crate::text::bytes(r.bytes)
+                );
             }
         }
         out
@@ -885,16 +881,7 @@ pub(crate) fn reduce_profile(profile: &Value, top: usize) -> ProfileFindings {
             self_us[n] += gap;
         }
     }
-    let key = |n: &Value| -> CodeLocation {
-        let f = &n["callFrame"];
-        CodeLocation {
-            function: f["functionName"].as_str().unwrap_or_default().to_string(),
-            url: f["url"].as_str().unwrap_or_default().to_string(),
-            line: f["lineNumber"].as_i64().unwrap_or(0).max(0) as u32 + 1,
-            column: f["columnNumber"].as_i64().unwrap_or(0).max(0) as u32 + 1,
-            original: None,
-        }
-    };
+    let key = |n: &Value| CodeLocation::of_call_frame(&n["callFrame"]);
     let (mut busy, mut gc) = (0.0, 0.0);
     let mut by_function: Vec<(CodeLocation, f64, f64)> = Vec::new();
     let mut slot: HashMap<(String, String, u32, u32), usize> = HashMap::new();
