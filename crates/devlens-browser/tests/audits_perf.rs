@@ -201,21 +201,34 @@ fn profiles_and_traces_are_source_mapped() {
     with_browser(|env: Env| async move {
         let _turn = TRACING.lock().await;
         let tab = env.open("/pages/mapped.html").await;
-        assert!(matches!(tab.cpu_profile(Phase::Start, None).await.expect("start"), Recorded::Started(_)));
-        tab.click(&ElementTarget::Selector("#slow".into()), &ClickOptions::default())
-            .await
-            .expect("click");
+        assert!(matches!(
+            tab.cpu_profile(Phase::Start, None).await.expect("start"),
+            Recorded::Started(_)
+        ));
+        tab.click(
+            &ElementTarget::Selector("#slow".into()),
+            &ClickOptions::default(),
+        )
+        .await
+        .expect("click");
         let profile = done(tab.cpu_profile(Phase::Stop, None).await.expect("profile"));
         let text = profile.to_text();
         let top = &profile.functions[0];
         assert!(top.location.url.ends_with("mapped.js"), "{text}");
-        let original = top.location.original.as_deref().unwrap_or_else(|| panic!("not mapped:\n{text}"));
+        let original = top
+            .location
+            .original
+            .as_deref()
+            .unwrap_or_else(|| panic!("not mapped:\n{text}"));
         assert!(original.contains("src/checkout.ts:"), "{text}");
 
         tab.trace(Phase::Start, None).await.expect("start");
-        tab.click(&ElementTarget::Selector("#slow".into()), &ClickOptions::default())
-            .await
-            .expect("click");
+        tab.click(
+            &ElementTarget::Selector("#slow".into()),
+            &ClickOptions::default(),
+        )
+        .await
+        .expect("click");
         let report = done(tab.trace(Phase::Stop, None).await.expect("stop"));
         let text = report.to_text();
         let handler = report
@@ -224,9 +237,23 @@ fn profiles_and_traces_are_source_mapped() {
             .iter()
             .flat_map(|t| &t.functions)
             .find(|f| f.kind == "click")
-            .or_else(|| report.findings.long_tasks.iter().flat_map(|t| &t.functions).next())
+            .or_else(|| {
+                report
+                    .findings
+                    .long_tasks
+                    .iter()
+                    .flat_map(|t| &t.functions)
+                    .next()
+            })
             .unwrap_or_else(|| panic!("a long task with code:\n{text}"));
-        assert!(handler.location.original.as_deref().is_some_and(|o| o.contains("src/checkout.ts:")), "{text}");
+        assert!(
+            handler
+                .location
+                .original
+                .as_deref()
+                .is_some_and(|o| o.contains("src/checkout.ts:")),
+            "{text}"
+        );
         assert!(text.contains("checkout.ts:"), "{text}");
     });
 }

@@ -1694,7 +1694,7 @@ fn audits_over_mcp() {
                     json!({ "measure": "memory", "heapSnapshot": true, "top": 5 }),
                 )
                 .await;
-            assert!(memory.text.contains("by retained size"), "{}", memory.text);
+            assert!(memory.text.contains("largest retainers"), "{}", memory.text);
             assert!(
                 memory.data["heap"]["constructors"]
                     .as_array()

@@ -36,7 +36,8 @@ pub struct MemoryOptions {
     pub save_to: Option<PathBuf>,
 }
 
-/// What the page holds.
+/// What the page holds. The counters are the tab's renderer process's: tabs of the same site
+/// that share it are counted too.
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct MemoryReport {
@@ -55,7 +56,7 @@ pub struct MemoryReport {
 impl MemoryReport {
     pub fn to_text(&self) -> String {
         let mut out = format!(
-            "JS heap {} used of {}; {} DOM nodes, {} event listeners, {} document(s), {} frame(s)",
+            "JS heap {} used of {}; {} DOM nodes, {} event listeners, {} document(s), {} frame(s) in the tab's renderer",
             crate::text::bytes(self.js_heap_used_bytes),
             crate::text::bytes(self.js_heap_total_bytes),
             self.dom_nodes,
@@ -120,8 +121,9 @@ impl Tab {
                 .map_err(|e| BrowserError::protocol("reading the heap snapshot", e.to_string()))?;
             let summary = tokio::task::spawn_blocking(move || heap::summarize(file, top))
                 .await
-                .map_err(|e| BrowserError::protocol("reading the heap snapshot", e.to_string()))?
-                .map_err(|e| BrowserError::protocol("reading the heap snapshot", e))?;
+                .map_err(|e| {
+                    BrowserError::protocol("reading the heap snapshot", e.to_string())
+                })??;
             report.heap = Some(summary);
             report.saved = options.save_to.clone();
         } else if options.save_to.is_some() {
