@@ -28,9 +28,12 @@ use crate::DocsError;
 /// nobody re-ingests (their keys never change) do not stay forever.
 pub const ANSWER_TTL: Duration = Duration::from_secs(24 * 60 * 60);
 
-/// A command's deadline, connecting included: a local Redis answers in well under a
-/// millisecond, and a query must not wait long on a sick one.
+/// A command's deadline: a local Redis answers in well under a millisecond, and a query must not
+/// wait long on a sick one.
 const COMMAND_TIMEOUT: Duration = Duration::from_millis(250);
+/// Opening a connection (TCP, TLS, AUTH, SELECT) gets longer: it happens once per connection,
+/// and on a loaded machine a handshake alone can pass 250 ms.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(1);
 
 /// After a failure, Redis is left alone this long before the next try.
 const RETRY_AFTER: Duration = Duration::from_secs(5);
@@ -362,22 +365,17 @@ impl RedisCache {
             return None;
         }
         let mut slot = self.conn.lock().await;
-        let attempt = async {
+        let result = async {
             if slot.is_none() {
-                *slot = Some(Connection::open(&self.target, self.tls.as_ref()).await?);
+                let open = Connection::open(&self.target, self.tls.as_ref());
+                *slot = Some(deadline(CONNECT_TIMEOUT, "no connection", open).await?);
             }
             match slot.as_mut() {
-                Some(conn) => conn.command(args).await,
+                Some(conn) => deadline(COMMAND_TIMEOUT, "no answer", conn.command(args)).await,
                 None => Err("no connection".to_string()),
             }
-        };
-        let result = match tokio::time::timeout(COMMAND_TIMEOUT, attempt).await {
-            Ok(r) => r,
-            Err(_) => Err(format!(
-                "no answer within {} ms",
-                COMMAND_TIMEOUT.as_millis()
-            )),
-        };
+        }
+        .await;
         match result {
             Ok(reply) => {
                 if self.warned.swap(false, Relaxed) {
@@ -404,6 +402,17 @@ impl RedisCache {
             }
         }
     }
+}
+
+/// `work`, or `what` with the deadline it missed.
+async fn deadline<T>(
+    limit: Duration,
+    what: &str,
+    work: impl Future<Output = Result<T, String>>,
+) -> Result<T, String> {
+    tokio::time::timeout(limit, work)
+        .await
+        .unwrap_or_else(|_| Err(format!("{what} within {} ms", limit.as_millis())))
 }
 
 #[cfg(test)]
