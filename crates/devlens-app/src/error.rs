@@ -22,11 +22,21 @@ pub enum AppError {
     Browser(#[from] devlens_browser::BrowserError),
     #[error(transparent)]
     Workspace(#[from] devlens_workspace::WorkspaceError),
+    /// A failure of the application layer's own (reading a saved artifact, ...).
+    #[error("{message}")]
+    Failed { kind: ErrorKind, message: String },
 }
 
 impl AppError {
     pub fn invalid(message: impl Into<String>) -> Self {
         Self::InvalidInput(message.into())
+    }
+
+    pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
+        Self::Failed {
+            kind,
+            message: message.into(),
+        }
     }
 }
 
@@ -40,6 +50,7 @@ impl Classify for AppError {
             Self::Kb(e) => e.kind(),
             Self::Browser(e) => e.kind(),
             Self::Workspace(e) => e.kind(),
+            Self::Failed { kind, .. } => *kind,
         }
     }
 }

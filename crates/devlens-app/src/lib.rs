@@ -20,6 +20,7 @@
 //! families, a dynamic tool list) stay with that surface.
 
 pub mod api;
+pub mod artifacts;
 pub mod audit;
 pub mod browser;
 pub mod debugger;

@@ -8,6 +8,7 @@ pub mod clock;
 pub mod config;
 pub mod error;
 pub mod paths;
+pub mod percent;
 pub mod projects;
 pub mod report;
 pub mod suggest;

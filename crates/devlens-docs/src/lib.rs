@@ -17,6 +17,7 @@
 //!   the limit; [`cache`] keeps answers (in memory, and in Redis when several servers share).
 
 pub mod blocks;
+pub mod browse;
 pub mod cache;
 pub mod chunk;
 pub mod crawl;
@@ -46,6 +47,7 @@ use serde::Serialize;
 use devlens_core::{Config, DataDir, Report};
 use devlens_embed::{Embedder, LazyEmbedder};
 
+pub use browse::{DocsPage, LibraryOutline, PageOutline, PageSection};
 pub use cache::{CACHE_CAPACITY, CacheOutcome, CacheStats, redis_ca_file, redis_url};
 pub use chunk::ChunkKind;
 pub use error::DocsError;

@@ -328,7 +328,7 @@ impl Docs {
 
     /// The search index of a version, built from the registry on first use and again whenever
     /// the version was re-ingested (by any process).
-    fn index(&self, id: &str, version: &str) -> Result<Arc<VersionIndex>, DocsError> {
+    pub(crate) fn index(&self, id: &str, version: &str) -> Result<Arc<VersionIndex>, DocsError> {
         let key = (id.to_string(), version.to_string());
         let generation = self.store.generation(id, version)?;
         {

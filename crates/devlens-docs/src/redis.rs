@@ -102,7 +102,8 @@ impl RedisTarget {
                 .map_err(|_| bad("the path must be a database number, e.g. /0"))?,
         };
         let decode = |s: &str| {
-            percent_decode(s).ok_or_else(|| bad("the credentials are not valid percent-encoding"))
+            devlens_core::percent::decode(s)
+                .ok_or_else(|| bad("the credentials are not valid percent-encoding"))
         };
         let username = match parsed.username() {
             "" => None,
@@ -118,23 +119,6 @@ impl RedisTarget {
             password,
         })
     }
-}
-
-fn percent_decode(s: &str) -> Option<String> {
-    let bytes = s.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%' {
-            let hex = std::str::from_utf8(bytes.get(i + 1..i + 3)?).ok()?;
-            out.push(u8::from_str_radix(hex, 16).ok()?);
-            i += 3;
-        } else {
-            out.push(bytes[i]);
-            i += 1;
-        }
-    }
-    String::from_utf8(out).ok()
 }
 
 /// A RESP2 reply (arrays are not needed by the commands used here).

@@ -10,23 +10,32 @@
 mod api;
 mod audit;
 mod browser;
+mod completions;
 mod debugger;
 mod docs;
 mod families;
 mod kb;
+mod logging;
+mod prompts;
 mod reply;
+mod resources;
 mod schema;
 mod visibility;
 mod workspace;
 
 use std::sync::Arc;
 
+#[allow(deprecated)] // SetLevelRequestParams: logging, for the 2025 protocols' clients
 use rmcp::{
     ErrorData, RoleServer, ServerHandler, ServiceExt,
     handler::server::{router::tool::ToolRouter, tool::ToolCallContext},
     model::{
-        CallToolRequestParams, CallToolResponse, ContentBlock, Implementation, ListToolsResult,
-        PaginatedRequestParams, ServerCapabilities, ServerConfig, SubscriptionFilter, Tool,
+        CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult,
+        ContentBlock, GetPromptRequestParams, GetPromptResponse, Implementation, ListPromptsResult,
+        ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
+        ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult,
+        ResourceUpdatedNotificationParam, ServerCapabilities, ServerConfig, SetLevelRequestParams,
+        SubscribeRequestParams, SubscriptionFilter, Tool, UnsubscribeRequestParams,
     },
     service::{NotificationContext, RequestContext, SubscriptionContext},
     transport::streamable_http_server::{
@@ -39,6 +48,7 @@ use devlens_app::App;
 pub use devlens_app;
 pub use devlens_browser;
 pub use families::{ToolFamilies, ToolFamily};
+pub use logging::{LogFeed, LogFeedLayer};
 pub use rmcp;
 pub use visibility::{ToolState, listed_in};
 
@@ -93,6 +103,8 @@ pub struct McpOptions {
     /// A session works in its client's first file root (MCP roots) when it names one: the server
     /// was not given `--workspace`.
     pub workspace_from_roots: bool,
+    /// The process's log events, for sessions that call `logging/setLevel`.
+    pub log_feed: Option<LogFeed>,
 }
 
 /// The MCP server. Cheap to clone: one per session over Streamable HTTP, all sharing `Services`.
@@ -107,6 +119,12 @@ pub struct DevlensServer {
     visibility: Arc<Visibility>,
     /// The workspace this session works in, once known (see [`workspace`]).
     session_workspace: Arc<std::sync::Mutex<Option<Arc<devlens_workspace::Workspace>>>>,
+    /// The resources this session follows (`resources/subscribe`).
+    subscriptions: Arc<resources::Subscriptions>,
+    /// Set once the client listed resources: only then is the list watched for changes.
+    resources_listed: Arc<std::sync::atomic::AtomicBool>,
+    /// The level this session set with `logging/setLevel`.
+    log: Arc<logging::SessionLog>,
 }
 
 impl DevlensServer {
@@ -131,6 +149,9 @@ impl DevlensServer {
             tool_list,
             visibility,
             session_workspace: Arc::default(),
+            subscriptions: Arc::default(),
+            resources_listed: Arc::default(),
+            log: Arc::default(),
         }
     }
 
@@ -220,10 +241,85 @@ fn compact_tool(mut tool: Tool) -> Tool {
     tool
 }
 
+/// Resources per `resources/list` page.
+const RESOURCE_PAGE: usize = 100;
+
+/// One page of `all` from an opaque cursor (the offset), and the next page's cursor.
+fn page_of<T>(all: Vec<T>, cursor: Option<&str>) -> Result<(Vec<T>, Option<String>), ErrorData> {
+    let start = match cursor {
+        None => 0,
+        Some(c) => c.parse::<usize>().map_err(|_| {
+            ErrorData::invalid_params(
+                format!("invalid cursor `{c}`: pass the nextCursor of the previous page"),
+                None,
+            )
+        })?,
+    };
+    let total = all.len();
+    let page: Vec<T> = all.into_iter().skip(start).take(RESOURCE_PAGE).collect();
+    let end = start.saturating_add(page.len());
+    Ok((page, (end < total).then(|| end.to_string())))
+}
+
+impl DevlensServer {
+    /// Whether `uri` is a resource this server can follow.
+    fn check_subscribable(&self, uri: &str) -> Result<(), ErrorData> {
+        match resources::Address::parse(uri) {
+            Some(address) if self.options.families.contains(address.family()) => Ok(()),
+            _ => Err(resources::not_found(
+                uri,
+                format!(
+                    "cannot subscribe to `{uri}`: not a devlens resource this server offers \
+                     (resources/list and resources/templates/list name them)"
+                ),
+            )),
+        }
+    }
+
+    /// Follows the resource list and this session's subscriptions for a client that began
+    /// with `initialize`, until it goes away.
+    fn watch_resources_for_peer(&self, peer: rmcp::service::Peer<RoleServer>) {
+        let server = self.clone();
+        tokio::spawn(async move {
+            let listed = Arc::clone(&server.resources_listed);
+            let subscriptions = Arc::clone(&server.subscriptions);
+            let list_peer = peer.clone();
+            let update_peer = peer.clone();
+            server
+                .watch_resources(
+                    move || subscriptions.list(),
+                    move || listed.load(std::sync::atomic::Ordering::Relaxed),
+                    || peer.is_transport_closed(),
+                    move || {
+                        let peer = list_peer.clone();
+                        async move { peer.notify_resource_list_changed().await.is_ok() }
+                    },
+                    move |uri| {
+                        let peer = update_peer.clone();
+                        async move {
+                            peer.notify_resource_updated(ResourceUpdatedNotificationParam::new(uri))
+                                .await
+                                .is_ok()
+                        }
+                    },
+                )
+                .await;
+        });
+    }
+}
+
 impl ServerHandler for DevlensServer {
     fn get_info(&self) -> ServerConfig {
         // listChanged in both modes: hide_tools / show_tools change the list on request.
+        #[allow(deprecated)]
+        // logging: deprecated by the 2026-07-28 protocol, used by older clients
         let capabilities = ServerCapabilities::builder()
+            .enable_logging()
+            .enable_completions()
+            .enable_prompts()
+            .enable_resources()
+            .enable_resources_subscribe()
+            .enable_resources_list_changed()
             .enable_tools()
             .enable_tool_list_changed()
             .build();
@@ -248,7 +344,108 @@ impl ServerHandler for DevlensServer {
     }
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        self.watch_resources_for_peer(context.peer.clone());
         self.announce_to_peer(context.peer);
+    }
+
+    async fn list_resources(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        self.resources_listed
+            .store(true, std::sync::atomic::Ordering::Relaxed);
+        let all = self.list_resources_now();
+        let (page, next) = page_of(all, request.and_then(|r| r.cursor).as_deref())?;
+        let mut result = ListResourcesResult::with_all_items(page);
+        result.next_cursor = next;
+        Ok(result)
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        Ok(ListResourceTemplatesResult::with_all_items(
+            self.resource_templates(),
+        ))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        let contents = self.read_resource_now(&request.uri).await?;
+        Ok(ReadResourceResult::new(contents).into())
+    }
+
+    #[allow(deprecated)] // the 2025 protocols' subscriptions; 2026-07-28 clients use listen
+    async fn subscribe(
+        &self,
+        request: SubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.check_subscribable(&request.uri)?;
+        self.subscriptions.add(&request.uri)
+    }
+
+    #[allow(deprecated)]
+    async fn unsubscribe(
+        &self,
+        request: UnsubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.subscriptions.remove(&request.uri);
+        Ok(())
+    }
+
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, ErrorData> {
+        Ok(ListPromptsResult::with_all_items(self.prompt_list()))
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, ErrorData> {
+        Ok(self.prompt(&request.name, request.arguments).await?.into())
+    }
+
+    async fn complete(
+        &self,
+        request: CompleteRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, ErrorData> {
+        let context = request
+            .context
+            .and_then(|c| c.arguments)
+            .unwrap_or_default();
+        let info = self
+            .complete_argument(
+                &request.r#ref,
+                &request.argument.name,
+                &request.argument.value,
+                &context,
+            )
+            .await?;
+        Ok(CompleteResult::new(info))
+    }
+
+    #[allow(deprecated)]
+    async fn set_level(
+        &self,
+        request: SetLevelRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.log
+            .set_level(request.level, self.options.log_feed.as_ref(), context.peer);
+        Ok(())
     }
 
     async fn on_roots_list_changed(&self, _context: NotificationContext<RoleServer>) {
@@ -258,21 +455,55 @@ impl ServerHandler for DevlensServer {
 
     fn accepted_subscription_filter(
         &self,
-        _requested: &SubscriptionFilter,
+        requested: &SubscriptionFilter,
     ) -> Option<SubscriptionFilter> {
         // Called just before the acknowledgment: the announcer starts from this moment.
         self.visibility.listen_requested();
-        Some(SubscriptionFilter::builder().tools_list_changed().build())
+        let uris: Vec<String> = requested
+            .resource_subscriptions
+            .iter()
+            .flatten()
+            .filter(|uri| self.check_subscribable(uri).is_ok())
+            .cloned()
+            .collect();
+        Some(
+            SubscriptionFilter::builder()
+                .tools_list_changed()
+                .resources_list_changed()
+                .resource_subscriptions(uris)
+                .build(),
+        )
     }
 
     async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
-        if context.accepted().tools_list_changed == Some(true) {
-            tokio::select! {
-                _ = self.announce_to_subscription(context.sink()) => {}
-                _ = context.cancelled() => {}
+        let accepted = context.accepted().clone();
+        let sink = context.sink();
+        let tools = async {
+            if accepted.tools_list_changed == Some(true) {
+                self.announce_to_subscription(sink).await;
+            } else {
+                std::future::pending::<()>().await;
             }
-        } else {
-            context.cancelled().await;
+        };
+        let uris = accepted.resource_subscriptions.clone().unwrap_or_default();
+        let list_changed = accepted.resources_list_changed == Some(true);
+        let resources = async {
+            if uris.is_empty() && !list_changed {
+                return std::future::pending::<()>().await;
+            }
+            self.watch_resources(
+                || uris.clone(),
+                || list_changed,
+                || false,
+                || async { sink.notify_resource_list_changed().await.is_ok() },
+                |uri| async move { sink.notify_resource_updated(uri).await.is_ok() },
+            )
+            .await;
+        };
+        tokio::select! {
+            _ = tools => {}
+            _ = resources => {}
+            _ = context.cancelled() => {}
         }
         Ok(())
     }

@@ -89,6 +89,45 @@ pub struct TagList {
     pub tags: Vec<TagSummary>,
 }
 
+/// Every operation of a spec, grouped by tag: a table of contents to read rather than search.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct OperationList {
+    pub title: String,
+    pub version: String,
+    pub tags: Vec<TaggedOperations>,
+}
+
+/// One tag of an [`OperationList`] and its operations, in document order.
+#[derive(Debug, Clone, Serialize)]
+pub struct TaggedOperations {
+    pub tag: TagSummary,
+    pub operations: Vec<EndpointSummary>,
+}
+
+impl devlens_core::Report for OperationList {
+    fn to_text(&self) -> String {
+        let mut out = format!("# {} {}\n", self.title, self.version);
+        for group in &self.tags {
+            out.push_str(&format!(
+                "\n## {} ({})\n",
+                group.tag.name, group.tag.endpoints
+            ));
+            for op in &group.operations {
+                out.push_str(&format!("- {} {}", op.method, op.path));
+                if let Some(id) = &op.operation_id {
+                    out.push_str(&format!(" `{id}`"));
+                }
+                if let Some(summary) = op.summary.as_deref().filter(|s| !s.is_empty()) {
+                    out.push_str(&format!(" — {}", crate::search::first_sentence(summary)));
+                }
+                out.push('\n');
+            }
+        }
+        out
+    }
+}
+
 impl devlens_core::Report for TagList {
     fn to_text(&self) -> String {
         if self.tags.is_empty() {
@@ -322,6 +361,27 @@ impl ApiExplorer {
     pub async fn tags(&self, selector: &SpecSelector) -> Result<TagList, ExplorerError> {
         let spec = self.open(selector).await?;
         Ok(TagList { tags: spec.tags() })
+    }
+
+    /// Every operation, grouped by tag (an operation with several tags is under each).
+    pub async fn operations(
+        &self,
+        selector: &SpecSelector,
+    ) -> Result<OperationList, ExplorerError> {
+        let spec = self.open(selector).await?;
+        let tags = spec
+            .tags()
+            .into_iter()
+            .map(|tag| {
+                let operations = spec.endpoints_by_tag(&tag.name)?;
+                Ok(TaggedOperations { tag, operations })
+            })
+            .collect::<Result<_, OpenApiError>>()?;
+        Ok(OperationList {
+            title: spec.title.clone(),
+            version: spec.version.clone(),
+            tags,
+        })
     }
 
     pub async fn endpoints(

@@ -28,7 +28,7 @@ use std::sync::{Arc, Mutex};
 
 use sha2::{Digest, Sha256};
 
-pub use confine::{Access, Places, Resolved};
+pub use confine::{ARTIFACTS_DIR, Access, Places, Resolved};
 pub use error::WorkspaceError;
 pub use list::FileList;
 pub use read::FileContent;

@@ -25,7 +25,7 @@ use cli::{Cli, Command};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    init_logging(&cli);
+    let log_feed = init_logging(&cli);
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -36,7 +36,7 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    match runtime.block_on(run(cli)) {
+    match runtime.block_on(run(cli, log_feed)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: {e:#}");
@@ -68,10 +68,10 @@ fn error_kind(e: &anyhow::Error) -> Option<ErrorKind> {
     })
 }
 
-async fn run(cli: Cli) -> anyhow::Result<()> {
+async fn run(cli: Cli, log_feed: devlens_mcp::LogFeed) -> anyhow::Result<()> {
     let config = devlens_core::Config::load(&cli.global.overrides())?;
     match cli.command {
-        Command::Serve(args) => serve::run(config, args).await,
+        Command::Serve(args) => serve::run(config, args, log_feed).await,
         Command::Api(command) => api_cmd::run(config, command).await,
         Command::Project(command) => project_cmd::run(config, command),
         Command::Model(command) => model_cmd::run(config, command).await,
@@ -82,9 +82,11 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
     }
 }
 
-/// Logs go to stderr: stdout belongs to MCP stdio and to `--json` output.
-fn init_logging(cli: &Cli) {
-    use tracing_subscriber::{EnvFilter, fmt};
+/// Logs go to stderr: stdout belongs to MCP stdio and to `--json` output. MCP sessions that
+/// ask (`logging/setLevel`) also get devlens' events through the returned feed.
+fn init_logging(cli: &Cli) -> devlens_mcp::LogFeed {
+    use tracing_subscriber::util::SubscriberInitExt as _;
+    use tracing_subscriber::{EnvFilter, Layer as _, fmt, layer::SubscriberExt as _};
     let default = if cli.global.verbose { "debug" } else { "info" };
     let filter = EnvFilter::try_from_env("DEVLENS_LOG")
         .or_else(|_| EnvFilter::try_from_default_env())
@@ -93,13 +95,17 @@ fn init_logging(cli: &Cli) {
         .unwrap_or_else(|_| EnvFilter::new(format!("devlens={default},warn,chromiumoxide=off")));
     let json = std::env::var("DEVLENS_LOG_FORMAT").is_ok_and(|v| v.eq_ignore_ascii_case("json"));
     let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr());
-    let builder = fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .with_ansi(ansi);
-    if json {
-        builder.json().init();
+    let stderr = fmt::layer().with_writer(std::io::stderr).with_ansi(ansi);
+    let stderr = if json {
+        stderr.json().boxed()
     } else {
-        builder.with_target(false).compact().init();
-    }
+        stderr.with_target(false).compact().boxed()
+    };
+    let feed = devlens_mcp::LogFeed::default();
+    tracing_subscriber::registry()
+        .with(filter)
+        .with(stderr)
+        .with(feed.layer())
+        .init();
+    feed
 }

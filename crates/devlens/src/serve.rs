@@ -12,7 +12,11 @@ use devlens_mcp::{DevlensServer, McpOptions};
 
 use crate::cli::ServeArgs;
 
-pub(crate) async fn run(config: Config, args: ServeArgs) -> anyhow::Result<()> {
+pub(crate) async fn run(
+    config: Config,
+    args: ServeArgs,
+    log_feed: devlens_mcp::LogFeed,
+) -> anyhow::Result<()> {
     config.data_dir.ensure()?;
     let http = args.http.or_else(|| config.file.server.http.clone());
     let policy = OriginPolicy::new(
@@ -34,6 +38,7 @@ pub(crate) async fn run(config: Config, args: ServeArgs) -> anyhow::Result<()> {
         families: args.tools.unwrap_or_default(),
         dynamic_tools: args.dynamic_tools,
         workspace_from_roots: args.workspace.workspace.is_none(),
+        log_feed: Some(log_feed),
     });
     let result = serve(Arc::clone(&app), options, http, policy, data_dir).await;
     // Browsers devlens launched close with it, however serving ended.

@@ -16,32 +16,10 @@ use rmcp::{
 };
 use serde_json::{Value, json};
 
-use common::{devlens, without_model};
-
 /// A data dir holding one ingested library, `/acme/widgets`.
 fn data_dir_with_widgets() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
-    let docs = dir.path().join("docs-src");
-    std::fs::create_dir(&docs).unwrap();
-    std::fs::write(
-        docs.join("index.md"),
-        "# Widgets\n\nWidgets render dashboards.\n\n## Installation\n\n```bash\nnpm install \
-         @acme/widgets\n```\n\n## Refresh interval\n\nThe dashboard polls the server every \
-         `refreshMs` milliseconds.\n",
-    )
-    .unwrap();
-    let mut cmd = devlens(dir.path());
-    without_model(&mut cmd, dir.path());
-    cmd.args([
-        "docs",
-        "add",
-        "/acme/widgets",
-        "--path",
-        docs.to_str().unwrap(),
-    ])
-    .args(["--name", "Widgets", "--description", "Dashboard widgets"])
-    .assert()
-    .success();
+    common::add_widgets_docs(dir.path());
     dir
 }
 

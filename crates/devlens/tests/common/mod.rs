@@ -87,6 +87,26 @@ pub fn without_model(cmd: &mut assert_cmd::Command, scratch: &Path) {
         .env_remove("EMBEDDING_PROVIDER");
 }
 
+/// Ingests the `/acme/widgets` docs (one page: installation, refresh interval) into `data_dir`.
+pub fn add_widgets_docs(data_dir: &Path) {
+    let docs = data_dir.join("docs-src");
+    std::fs::create_dir(&docs).unwrap();
+    std::fs::write(
+        docs.join("index.md"),
+        "# Widgets\n\nWidgets render dashboards.\n\n## Installation\n\n```bash\nnpm install \
+         @acme/widgets\n```\n\n## Refresh interval\n\nThe dashboard polls the server every \
+         `refreshMs` milliseconds.\n",
+    )
+    .unwrap();
+    let mut cmd = devlens(data_dir);
+    without_model(&mut cmd, data_dir);
+    cmd.args(["docs", "add", "/acme/widgets", "--path"])
+        .arg(&docs)
+        .args(["--name", "Widgets", "--description", "Dashboard widgets"])
+        .assert()
+        .success();
+}
+
 /// Whether a Chromium is there to test against; with `DEVLENS_REQUIRE_BROWSER=1` a missing
 /// browser fails the test instead of skipping it.
 pub fn browser_available() -> bool {
