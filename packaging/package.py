@@ -3,7 +3,7 @@
 
     package.py --bin STRIPPED_BINARY --out DIR --stage DIR
 
-writes into --out the Python wheel (`pip install devlens`, `uvx devlens`, `pipx install devlens`)
+writes into --out the Python wheel (`pip install devlens-mcp`, `uvx --from devlens-mcp devlens`)
 and into --stage two npm package folders, `devlens` (the launcher) and `@devlens/<platform>` (the
 binary), for `npm pack`. scripts/package calls it; run that instead.
 
@@ -33,7 +33,10 @@ import zipfile
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-NAME = "devlens"
+NAME = "devlens"  # the command, and the npm package
+# The PyPI distribution: "devlens" there is an unrelated project (a PR review assistant), so the
+# wheel is devlens-mcp, which installs the command `devlens`.
+PYPI_NAME = "devlens-mcp"
 SUMMARY = "Browser, API, docs and knowledge tools for AI coding agents, over MCP, CLI and HTTP"
 LICENSE = "MIT OR Apache-2.0"
 REPOSITORY = "https://github.com/devlens/devlens"
@@ -138,11 +141,12 @@ def record_hash(data):
 
 def write_wheel(binary, version, readme, out):
     tag = f"py3-none-{binary.platform_tag}"
-    dist_info = f"{NAME}-{version}.dist-info"
+    stem = f"{PYPI_NAME.replace('-', '_')}-{version}"  # the wheel's file name escapes "-"
+    dist_info = f"{stem}.dist-info"
     metadata = "\n".join(
         [
             "Metadata-Version: 2.1",
-            f"Name: {NAME}",
+            f"Name: {PYPI_NAME}",
             f"Version: {version}",
             f"Summary: {SUMMARY}",
             f"License: {LICENSE}",
@@ -166,14 +170,14 @@ def write_wheel(binary, version, readme, out):
         ]
     )
     files = [
-        (f"{NAME}-{version}.data/scripts/{NAME}", binary.path.read_bytes(), 0o755),
+        (f"{stem}.data/scripts/{NAME}", binary.path.read_bytes(), 0o755),
         (f"{dist_info}/METADATA", metadata.encode(), 0o644),
         (f"{dist_info}/WHEEL", wheel.encode(), 0o644),
     ]
     record = "".join(f"{name},{record_hash(data)},{len(data)}\n" for name, data, _ in files)
     files.append((f"{dist_info}/RECORD", (record + f"{dist_info}/RECORD,,\n").encode(), 0o644))
 
-    path = out / f"{NAME}-{version}-{tag}.whl"
+    path = out / f"{stem}-{tag}.whl"
     tmp = path.with_suffix(".whl.part")
     with zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as zf:
         for name, data, mode in files:
