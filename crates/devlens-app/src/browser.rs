@@ -631,12 +631,23 @@ pub async fn disconnect(app: &App, args: ConnectionArgs) -> Result<Disconnected,
 }
 
 /// What a `target` call answers: the tab list, the tab switched to, the tab opened, or the
-/// tabs left after a close.
-#[derive(Debug)]
+/// tabs left after a close. Serialized as the inner value.
+#[derive(Debug, serde::Serialize)]
+#[serde(untagged)]
 pub enum TargetOutcome {
     Tabs(TabList),
     Switched(TabInfo),
     Opened(Box<NewTab>),
+}
+
+impl devlens_core::Report for TargetOutcome {
+    fn to_text(&self) -> String {
+        match self {
+            Self::Tabs(tabs) => tabs.to_text(),
+            Self::Switched(tab) => format!("switched to {}", tab.to_line().trim()),
+            Self::Opened(tab) => tab.to_text(),
+        }
+    }
 }
 
 /// `target`: list, switch, open or close tabs.

@@ -133,12 +133,22 @@ pub async fn enable(app: &App, args: DebugConnectionArgs) -> Result<DebuggerStat
         .await?)
 }
 
-/// What a `breakpoint` call answers.
-#[derive(Debug)]
+/// What a `breakpoint` call answers. Serialized as the inner value.
+#[derive(Debug, serde::Serialize)]
+#[serde(untagged)]
 pub enum BreakpointOutcome {
     Set(BreakpointSet),
     /// Removed, or listed: the breakpoints now.
     List(BreakpointList),
+}
+
+impl devlens_core::Report for BreakpointOutcome {
+    fn to_text(&self) -> String {
+        match self {
+            Self::Set(set) => set.to_text(),
+            Self::List(list) => list.to_text(),
+        }
+    }
 }
 
 /// `breakpoint`: set, remove or list.

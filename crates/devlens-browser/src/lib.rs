@@ -72,3 +72,46 @@ pub use tab::targets::{Tab, TabInfo, TabList, TabSelector};
 
 /// How long a single protocol command may take before the browser counts as unresponsive.
 pub(crate) const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// [`devlens_core::Report`] for the results whose compact text is their own `to_text()`: what
+/// every surface prints (the MCP reply's text, the HTTP API's `text/plain` answer, the CLI).
+macro_rules! report_by_to_text {
+    ($($t:ty),* $(,)?) => {$(
+        impl devlens_core::Report for $t {
+            fn to_text(&self) -> String {
+                <$t>::to_text(self)
+            }
+        }
+    )*};
+}
+
+report_by_to_text!(
+    ConnectionInfo,
+    ConnectionList,
+    Disconnected,
+    TabList,
+    NewTab,
+    NavigationOutcome,
+    ElementList,
+    Snapshot,
+    ActionOutcome,
+    WaitOutcome,
+    ConsoleLogs,
+    NetworkPage,
+    RequestDetails,
+    Screenshot,
+    Evaluation,
+    CssInjection,
+    CssRemoval,
+    EmulationState,
+    BreakpointList,
+    BreakpointSet,
+    CallStack,
+    DebuggerStatus,
+    ExecutionOutcome,
+    FrameEvaluation,
+    PauseContext,
+    audit::a11y::A11yReport,
+    audit::state::AppState,
+    audit::css::CssReport,
+);

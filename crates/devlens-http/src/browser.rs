@@ -1,13 +1,16 @@
 //! REST endpoints for the browser and the debugger under `/api/browser/` and `/api/debugger/`:
 //! one `POST` per tool, whose JSON body is the tool's MCP arguments and whose answer is the
-//! tool's structured result. The dev panel, the extension and a CLI that reaches a running server
-//! drive the same browser sessions an agent does.
+//! tool's structured result — or, for a request that accepts `text/plain` (the CLI), the compact
+//! text an agent reads. The dev panel, the extension and the CLI's session commands drive the
+//! same browser sessions an agent does.
 
 use std::sync::Arc;
 
 use axum::{
     Json, Router,
     extract::{State, rejection::JsonRejection},
+    http::{HeaderMap, header},
+    response::{IntoResponse, Response},
     routing::{get, post},
 };
 use base64::Engine as _;
@@ -15,26 +18,57 @@ use serde::Serialize;
 use serde_json::{Value, json};
 
 use devlens_app::{
-    App, AppError, audit,
-    browser::{self, TargetOutcome, WithScreenshot},
-    debugger::{self, BreakpointOutcome},
+    App, AppError, Report, audit,
+    browser::{self, WithScreenshot},
+    debugger,
 };
 use devlens_browser::Screenshot;
 
-use crate::failure::{Failure, JsonResult, json_body};
+use crate::failure::{Failure, json_body};
 
 type Shared = State<Arc<App>>;
 
-/// A result as JSON.
+/// A tool's answer in both forms; the request's `Accept` picks one.
+pub(crate) struct Answer {
+    pub(crate) json: Value,
+    text: String,
+}
+
+impl Answer {
+    fn respond(self, headers: &HeaderMap) -> Response {
+        let wants_text = headers
+            .get(header::ACCEPT)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|accept| accept.contains("text/plain"));
+        if wants_text {
+            (
+                [(header::CONTENT_TYPE, "text/plain; charset=utf-8")],
+                self.text,
+            )
+                .into_response()
+        } else {
+            Json(self.json).into_response()
+        }
+    }
+}
+
 fn to_json<T: Serialize>(value: &T) -> Result<Value, Failure> {
     serde_json::to_value(value).map_err(|e| Failure::from(AppError::invalid(e.to_string())))
 }
 
-/// A screenshot as JSON, with the image inline (base64) when it was not saved to a file.
-fn screenshot_json(shot: &Screenshot) -> Result<Value, Failure> {
-    let mut value = to_json(shot)?;
+/// A result's answer: its structured form and its compact text.
+fn answer<T: Report>(value: &T) -> Result<Answer, Failure> {
+    Ok(Answer {
+        json: to_json(value)?,
+        text: value.to_text(),
+    })
+}
+
+/// A screenshot, with the image inline (base64) when it was not saved to a file.
+fn screenshot_answer(shot: &Screenshot) -> Result<Answer, Failure> {
+    let mut answer = answer(shot)?;
     if shot.path.is_none()
-        && let Some(object) = value.as_object_mut()
+        && let Some(object) = answer.json.as_object_mut()
     {
         object.insert("mimeType".into(), json!(shot.format.mime_type()));
         object.insert(
@@ -42,20 +76,23 @@ fn screenshot_json(shot: &Screenshot) -> Result<Value, Failure> {
             json!(base64::engine::general_purpose::STANDARD.encode(&shot.data)),
         );
     }
-    Ok(value)
+    Ok(answer)
 }
 
 /// A result with the screenshot taken after it, when one was asked for.
-pub(crate) fn shown_json<T: Serialize>(shown: WithScreenshot<T>) -> Result<Value, Failure> {
-    let mut value = to_json(&shown.result)?;
-    if let (Some(object), Some(shot)) = (value.as_object_mut(), shown.screenshot) {
-        let shot = match shot {
-            Ok(shot) => screenshot_json(&shot)?,
-            Err(why) => json!({ "error": why }),
+pub(crate) fn shown_answer<T: Report>(shown: WithScreenshot<T>) -> Result<Answer, Failure> {
+    let mut answer = answer(&shown.result)?;
+    if let Some(shot) = shown.screenshot {
+        let (json, note) = match shot {
+            Ok(shot) => (screenshot_answer(&shot)?.json, shot.to_text()),
+            Err(why) => (json!({ "error": why }), format!("no screenshot: {why}")),
         };
-        object.insert("screenshot".into(), shot);
+        if let Some(object) = answer.json.as_object_mut() {
+            object.insert("screenshot".into(), json);
+        }
+        answer.text = format!("{}\n{note}", answer.text);
     }
-    Ok(value)
+    Ok(answer)
 }
 
 /// One route per tool: `$path` takes the tool's arguments as JSON and answers `$run`'s result.
@@ -65,10 +102,10 @@ macro_rules! tool_routes {
         $(
             let router = router.route(
                 $path,
-                post(|State($app): Shared, body: Result<Json<$ty>, JsonRejection>| async move {
+                post(|State($app): Shared, headers: HeaderMap, body: Result<Json<$ty>, JsonRejection>| async move {
                     let $args: $ty = json_body(body, concat!("the arguments of the ", $path, " tool"))?;
-                    let value: Value = $run;
-                    Ok::<_, Failure>(Json(value))
+                    let answer: Answer = $run;
+                    Ok::<_, Failure>(answer.respond(&headers))
                 }),
             );
         )*
@@ -79,61 +116,54 @@ macro_rules! tool_routes {
 pub(crate) fn routes() -> Router<Arc<App>> {
     let router = Router::new().route("/browser/connections", get(connections));
     tool_routes!(router,
-        "/browser/chrome" => |app, args: browser::ChromeArgs| to_json(&browser::chrome(&app, args).await?)?,
-        "/browser/disconnect" => |app, args: browser::ConnectionArgs| to_json(&browser::disconnect(&app, args).await?)?,
-        "/browser/target" => |app, args: browser::TargetArgs| match browser::target(&app, args).await? {
-            TargetOutcome::Tabs(tabs) => to_json(&tabs)?,
-            TargetOutcome::Switched(tab) => to_json(&tab)?,
-            TargetOutcome::Opened(tab) => to_json(&tab)?,
-        },
-        "/browser/navigate" => |app, args: browser::NavigateArgs| to_json(&browser::navigate(&app, args).await?)?,
-        "/browser/query_elements" => |app, args: browser::QueryElementsArgs| to_json(&browser::query_elements(&app, args).await?)?,
-        "/browser/snapshot" => |app, args: browser::SnapshotArgs| to_json(&browser::snapshot(&app, args).await?)?,
-        "/browser/click_element" => |app, args: browser::ClickArgs| to_json(&browser::click(&app, args).await?)?,
-        "/browser/fill_element" => |app, args: browser::FillArgs| to_json(&browser::fill(&app, args).await?)?,
-        "/browser/type_text" => |app, args: browser::TypeTextArgs| to_json(&browser::type_text(&app, args).await?)?,
-        "/browser/press_key" => |app, args: browser::PressKeyArgs| to_json(&browser::press_key(&app, args).await?)?,
-        "/browser/hover" => |app, args: browser::ElementArgs| to_json(&browser::hover(&app, args).await?)?,
-        "/browser/select_option" => |app, args: browser::SelectOptionArgs| to_json(&browser::select_option(&app, args).await?)?,
-        "/browser/scroll" => |app, args: browser::ScrollArgs| to_json(&browser::scroll(&app, args).await?)?,
-        "/browser/wait_for" => |app, args: browser::WaitForArgs| to_json(&browser::wait_for(&app, args).await?)?,
-        "/browser/handle_dialog" => |app, args: browser::HandleDialogArgs| to_json(&browser::handle_dialog(&app, args).await?)?,
-        "/browser/get_console_logs" => |app, args: browser::ConsoleArgs| to_json(&browser::console_logs(&app, args).await?)?,
-        "/browser/list_network_requests" => |app, args: browser::NetworkArgs| to_json(&browser::network_requests(&app, args).await?)?,
+        "/browser/chrome" => |app, args: browser::ChromeArgs| answer(&browser::chrome(&app, args).await?)?,
+        "/browser/disconnect" => |app, args: browser::ConnectionArgs| answer(&browser::disconnect(&app, args).await?)?,
+        "/browser/target" => |app, args: browser::TargetArgs| answer(&browser::target(&app, args).await?)?,
+        "/browser/navigate" => |app, args: browser::NavigateArgs| answer(&browser::navigate(&app, args).await?)?,
+        "/browser/query_elements" => |app, args: browser::QueryElementsArgs| answer(&browser::query_elements(&app, args).await?)?,
+        "/browser/snapshot" => |app, args: browser::SnapshotArgs| answer(&browser::snapshot(&app, args).await?)?,
+        "/browser/click_element" => |app, args: browser::ClickArgs| answer(&browser::click(&app, args).await?)?,
+        "/browser/fill_element" => |app, args: browser::FillArgs| answer(&browser::fill(&app, args).await?)?,
+        "/browser/type_text" => |app, args: browser::TypeTextArgs| answer(&browser::type_text(&app, args).await?)?,
+        "/browser/press_key" => |app, args: browser::PressKeyArgs| answer(&browser::press_key(&app, args).await?)?,
+        "/browser/hover" => |app, args: browser::ElementArgs| answer(&browser::hover(&app, args).await?)?,
+        "/browser/select_option" => |app, args: browser::SelectOptionArgs| answer(&browser::select_option(&app, args).await?)?,
+        "/browser/scroll" => |app, args: browser::ScrollArgs| answer(&browser::scroll(&app, args).await?)?,
+        "/browser/wait_for" => |app, args: browser::WaitForArgs| answer(&browser::wait_for(&app, args).await?)?,
+        "/browser/handle_dialog" => |app, args: browser::HandleDialogArgs| answer(&browser::handle_dialog(&app, args).await?)?,
+        "/browser/get_console_logs" => |app, args: browser::ConsoleArgs| answer(&browser::console_logs(&app, args).await?)?,
+        "/browser/list_network_requests" => |app, args: browser::NetworkArgs| answer(&browser::network_requests(&app, args).await?)?,
         "/browser/get_network_request" => |app, args: browser::NetworkRequestArgs| {
             let ws = app.workspace()?;
-            to_json(&browser::network_request(&app, &ws, args).await?)?
+            answer(&browser::network_request(&app, &ws, args).await?)?
         },
         "/browser/screenshot" => |app, args: browser::ScreenshotArgs| {
             let ws = app.workspace()?;
-            screenshot_json(&browser::screenshot(&app, &ws, args).await?)?
+            screenshot_answer(&browser::screenshot(&app, &ws, args).await?)?
         },
-        "/browser/evaluate" => |app, args: browser::EvaluateArgs| shown_json(browser::evaluate(&app, args).await?)?,
-        "/browser/inject_css" => |app, args: browser::InjectCssArgs| shown_json(browser::inject_css(&app, args).await?)?,
-        "/browser/remove_css" => |app, args: browser::RemoveCssArgs| shown_json(browser::remove_css(&app, args).await?)?,
-        "/browser/emulate" => |app, args: browser::EmulateArgs| to_json(&browser::emulate(&app, args).await?)?,
-        "/browser/inspect_css" => |app, args: audit::CssArgs| to_json(&audit::css(&app, args).await?)?,
-        "/browser/inspect_app_state" => |app, args: audit::AppStateArgs| to_json(&audit::app_state(&app, args).await?)?,
-        "/browser/audit_accessibility" => |app, args: audit::AccessibilityArgs| to_json(&audit::accessibility(&app, args).await?)?,
+        "/browser/evaluate" => |app, args: browser::EvaluateArgs| shown_answer(browser::evaluate(&app, args).await?)?,
+        "/browser/inject_css" => |app, args: browser::InjectCssArgs| shown_answer(browser::inject_css(&app, args).await?)?,
+        "/browser/remove_css" => |app, args: browser::RemoveCssArgs| shown_answer(browser::remove_css(&app, args).await?)?,
+        "/browser/emulate" => |app, args: browser::EmulateArgs| answer(&browser::emulate(&app, args).await?)?,
+        "/browser/inspect_css" => |app, args: audit::CssArgs| answer(&audit::css(&app, args).await?)?,
+        "/browser/inspect_app_state" => |app, args: audit::AppStateArgs| answer(&audit::app_state(&app, args).await?)?,
+        "/browser/audit_accessibility" => |app, args: audit::AccessibilityArgs| answer(&audit::accessibility(&app, args).await?)?,
         "/browser/audit_performance" => |app, args: audit::PerformanceArgs| {
             let ws = app.workspace()?;
-            to_json(&audit::performance(&app, &ws, args).await?)?
+            answer(&audit::performance(&app, &ws, args).await?)?
         },
-        "/debugger/enable" => |app, args: debugger::DebugConnectionArgs| to_json(&debugger::enable(&app, args).await?)?,
-        "/debugger/breakpoint" => |app, args: debugger::BreakpointArgs| match debugger::breakpoint(&app, args).await? {
-            BreakpointOutcome::Set(set) => to_json(&set)?,
-            BreakpointOutcome::List(list) => to_json(&list)?,
-        },
-        "/debugger/execution" => |app, args: debugger::ExecutionArgs| to_json(&debugger::execution(&app, args).await?)?,
-        "/debugger/step" => |app, args: debugger::StepArgs| to_json(&debugger::step(&app, &args).await?)?,
-        "/debugger/call_stack" => |app, args: debugger::DebugConnectionArgs| to_json(&debugger::call_stack(&app, args).await?)?,
-        "/debugger/evaluate_in_frame" => |app, args: debugger::EvaluateInFrameArgs| to_json(&debugger::evaluate_in_frame(&app, args).await?)?,
-        "/debugger/pause_on_exceptions" => |app, args: debugger::PauseOnExceptionsArgs| to_json(&debugger::pause_on_exceptions(&app, args).await?)?,
-        "/debugger/wait_for_pause" => |app, args: debugger::WaitForPauseArgs| to_json(&debugger::wait_for_pause(&app, args).await?)?,
+        "/debugger/enable" => |app, args: debugger::DebugConnectionArgs| answer(&debugger::enable(&app, args).await?)?,
+        "/debugger/breakpoint" => |app, args: debugger::BreakpointArgs| answer(&debugger::breakpoint(&app, args).await?)?,
+        "/debugger/execution" => |app, args: debugger::ExecutionArgs| answer(&debugger::execution(&app, args).await?)?,
+        "/debugger/step" => |app, args: debugger::StepArgs| answer(&debugger::step(&app, &args).await?)?,
+        "/debugger/call_stack" => |app, args: debugger::DebugConnectionArgs| answer(&debugger::call_stack(&app, args).await?)?,
+        "/debugger/evaluate_in_frame" => |app, args: debugger::EvaluateInFrameArgs| answer(&debugger::evaluate_in_frame(&app, args).await?)?,
+        "/debugger/pause_on_exceptions" => |app, args: debugger::PauseOnExceptionsArgs| answer(&debugger::pause_on_exceptions(&app, args).await?)?,
+        "/debugger/wait_for_pause" => |app, args: debugger::WaitForPauseArgs| answer(&debugger::wait_for_pause(&app, args).await?)?,
     )
 }
 
 /// `GET /api/browser/connections`: what `chrome_list_connections` answers.
-async fn connections(State(app): Shared) -> JsonResult<devlens_browser::ConnectionList> {
-    Ok(Json(browser::connections(&app)))
+async fn connections(State(app): Shared, headers: HeaderMap) -> Result<Response, Failure> {
+    Ok(answer(&browser::connections(&app))?.respond(&headers))
 }

@@ -16,7 +16,7 @@ use devlens_app::{
 use devlens_workspace::{FileContent, FileList, SearchMatches};
 use serde_json::Value;
 
-use crate::browser::shown_json;
+use crate::browser::shown_answer;
 
 use crate::failure::{JsonResult, Params, json_body};
 
@@ -67,9 +67,9 @@ async fn write(
     body: Result<Json<WriteFile>, JsonRejection>,
 ) -> JsonResult<Value> {
     let request = json_body(body, "{\"path\", \"content\", \"page\"?}")?;
-    Ok(Json(shown_json(
-        files::write_file(&app, app.workspace()?, request).await?,
-    )?))
+    Ok(Json(
+        shown_answer(files::write_file(&app, app.workspace()?, request).await?)?.json,
+    ))
 }
 
 async fn edit(
@@ -81,7 +81,7 @@ async fn edit(
         "{\"path\", \"oldText\", \"newText\", \"replaceAll\"?} or {\"path\", \"diff\"}, and \
          \"expectedVersion\"?, \"page\"?",
     )?;
-    Ok(Json(shown_json(
-        files::edit_file(&app, app.workspace()?, request).await?,
-    )?))
+    Ok(Json(
+        shown_answer(files::edit_file(&app, app.workspace()?, request).await?)?.json,
+    ))
 }

@@ -5,16 +5,8 @@
 use rmcp::{handler::server::wrapper::Parameters, model::CallToolResult, tool, tool_router};
 
 use devlens_app::audit::{self, AccessibilityArgs, AppStateArgs, CssArgs, PerformanceArgs};
-use devlens_browser::audit::a11y::A11yReport;
-use devlens_browser::audit::css::CssReport;
-use devlens_browser::audit::state::AppState;
 
-use crate::{
-    DevlensServer,
-    reply::{reply, respond, textual},
-};
-
-textual!(A11yReport, AppState, CssReport);
+use crate::{DevlensServer, reply::reply};
 
 #[tool_router(router = audit_tools, vis = "pub(crate)")]
 impl DevlensServer {
@@ -32,7 +24,7 @@ impl DevlensServer {
         &self,
         Parameters(args): Parameters<AccessibilityArgs>,
     ) -> CallToolResult {
-        respond(audit::accessibility(self.app(), args).await)
+        reply(audit::accessibility(self.app(), args).await)
     }
 
     /// Performance of the page. vitals: LCP, CLS, INP, TBT with the elements and scripts
@@ -71,7 +63,7 @@ impl DevlensServer {
         &self,
         Parameters(args): Parameters<AppStateArgs>,
     ) -> CallToolResult {
-        respond(audit::app_state(self.app(), args).await)
+        reply(audit::app_state(self.app(), args).await)
     }
 
     /// Why an element looks as it does: its computed values and, per property, the
@@ -82,6 +74,6 @@ impl DevlensServer {
         annotations(title = "CSS cascade", read_only_hint = true, open_world_hint = false)
     )]
     async fn inspect_css(&self, Parameters(args): Parameters<CssArgs>) -> CallToolResult {
-        respond(audit::css(self.app(), args).await)
+        reply(audit::css(self.app(), args).await)
     }
 }

@@ -12,58 +12,26 @@ use rmcp::{
     tool, tool_router,
 };
 
-use devlens_app::AppError;
 use devlens_app::browser::{
     self as browser, ChromeArgs, ClickArgs, ConnectionArgs, ConsoleArgs, ElementArgs, EmulateArgs,
     EvaluateArgs, FillArgs, HandleDialogArgs, InjectCssArgs, NavigateArgs, NetworkArgs,
     NetworkRequestArgs, PressKeyArgs, QueryElementsArgs, RemoveCssArgs, ScreenshotArgs, ScrollArgs,
-    SelectOptionArgs, SnapshotArgs, TargetArgs, TargetOutcome, TypeTextArgs, WaitForArgs,
-    WithScreenshot,
+    SelectOptionArgs, SnapshotArgs, TargetArgs, TypeTextArgs, WaitForArgs, WithScreenshot,
 };
-use devlens_browser::{
-    ActionOutcome, ConnectionInfo, ConnectionList, ConsoleLogs, CssInjection, CssRemoval,
-    Disconnected, ElementList, EmulationState, Evaluation, NavigationOutcome, NetworkPage, NewTab,
-    RequestDetails, Screenshot, Snapshot, TabInfo, TabList, WaitOutcome,
-};
+use devlens_app::{AppError, Report};
+use devlens_browser::{CssInjection, CssRemoval, Disconnected};
 
 use crate::{
     DevlensServer,
-    reply::{Textual, failure, image_block, respond, structured, textual, with_image},
+    reply::{failure, image_block, reply, structured, with_image},
 };
 
-textual!(
-    ConnectionInfo,
-    ConnectionList,
-    Disconnected,
-    TabList,
-    NewTab,
-    NavigationOutcome,
-    ElementList,
-    Snapshot,
-    ActionOutcome,
-    WaitOutcome,
-    ConsoleLogs,
-    NetworkPage,
-    RequestDetails,
-    Screenshot,
-    Evaluation,
-    CssInjection,
-    CssRemoval,
-    EmulationState,
-);
-
-impl Textual for TabInfo {
-    fn text(&self) -> String {
-        format!("switched to {}", self.to_line().trim())
-    }
-}
-
-/// As [`respond`], with the screenshot taken afterwards as an image block (or a note saying why
+/// As [`reply`], with the screenshot taken afterwards as an image block (or a note saying why
 /// there is none).
-fn respond_shown<T: Textual>(result: Result<WithScreenshot<T>, AppError>) -> CallToolResult {
+fn respond_shown<T: Report>(result: Result<WithScreenshot<T>, AppError>) -> CallToolResult {
     match result {
         Ok(shown) => with_image(
-            structured(shown.result.text(), &shown.result),
+            structured(shown.result.to_text(), &shown.result),
             shown.screenshot,
         ),
         Err(e) => failure(e),
@@ -85,7 +53,7 @@ impl DevlensServer {
         )
     )]
     async fn chrome(&self, Parameters(args): Parameters<ChromeArgs>) -> CallToolResult {
-        respond(browser::chrome(self.app(), args).await)
+        reply(browser::chrome(self.app(), args).await)
     }
 
     /// The browser connections: id, launched or connected, endpoint, tabs, which is active.
@@ -99,7 +67,7 @@ impl DevlensServer {
         )
     )]
     async fn chrome_list_connections(&self) -> CallToolResult {
-        respond(Ok(browser::connections(self.app())))
+        reply(Ok::<_, AppError>(browser::connections(self.app())))
     }
 
     /// Close a connection (default: the active one). A browser devlens launched is closed; a
@@ -113,7 +81,7 @@ impl DevlensServer {
         &self,
         Parameters(args): Parameters<ConnectionArgs>,
     ) -> CallToolResult {
-        respond(browser::disconnect(self.app(), args).await)
+        reply(browser::disconnect(self.app(), args).await)
     }
 
     /// Tabs: list them, switch to one, open a new one (optionally loading url), or close one.
@@ -129,12 +97,7 @@ impl DevlensServer {
         )
     )]
     async fn target(&self, Parameters(args): Parameters<TargetArgs>) -> CallToolResult {
-        match browser::target(self.app(), args).await {
-            Ok(TargetOutcome::Tabs(tabs)) => respond(Ok(tabs)),
-            Ok(TargetOutcome::Switched(tab)) => respond(Ok(tab)),
-            Ok(TargetOutcome::Opened(tab)) => respond(Ok(*tab)),
-            Err(e) => failure(e),
-        }
+        reply(browser::target(self.app(), args).await)
     }
 
     /// Load a URL, or go back, forward or reload. Answers with the final URL, HTTP status,
@@ -150,7 +113,7 @@ impl DevlensServer {
         )
     )]
     async fn navigate(&self, Parameters(args): Parameters<NavigateArgs>) -> CallToolResult {
-        respond(browser::navigate(self.app(), args).await)
+        reply(browser::navigate(self.app(), args).await)
     }
 
     /// Find elements by CSS selector: compact summaries (tag, id, classes, role, text, key
@@ -169,7 +132,7 @@ impl DevlensServer {
         &self,
         Parameters(args): Parameters<QueryElementsArgs>,
     ) -> CallToolResult {
-        respond(browser::query_elements(self.app(), args).await)
+        reply(browser::query_elements(self.app(), args).await)
     }
 
     /// The page's accessibility tree as compact text; interactive elements get refs (e12) that
@@ -184,7 +147,7 @@ impl DevlensServer {
         )
     )]
     async fn snapshot(&self, Parameters(args): Parameters<SnapshotArgs>) -> CallToolResult {
-        respond(browser::snapshot(self.app(), args).await)
+        reply(browser::snapshot(self.app(), args).await)
     }
 
     /// Click an element (snapshot ref or CSS selector) with real mouse events. Answers with what
@@ -200,7 +163,7 @@ impl DevlensServer {
         )
     )]
     async fn click_element(&self, Parameters(args): Parameters<ClickArgs>) -> CallToolResult {
-        respond(browser::click(self.app(), args).await)
+        reply(browser::click(self.app(), args).await)
     }
 
     /// Replace the value of a text field, textarea, contenteditable or select, as typing would.
@@ -215,7 +178,7 @@ impl DevlensServer {
         )
     )]
     async fn fill_element(&self, Parameters(args): Parameters<FillArgs>) -> CallToolResult {
-        respond(browser::fill(self.app(), args).await)
+        reply(browser::fill(self.app(), args).await)
     }
 
     /// Type text key by key into the focused element (or element), optionally pressing Enter.
@@ -230,7 +193,7 @@ impl DevlensServer {
         )
     )]
     async fn type_text(&self, Parameters(args): Parameters<TypeTextArgs>) -> CallToolResult {
-        respond(browser::type_text(self.app(), args).await)
+        reply(browser::type_text(self.app(), args).await)
     }
 
     /// Press a key or combination (Enter, Escape, ArrowDown, Control+A, Shift+Tab).
@@ -245,7 +208,7 @@ impl DevlensServer {
         )
     )]
     async fn press_key(&self, Parameters(args): Parameters<PressKeyArgs>) -> CallToolResult {
-        respond(browser::press_key(self.app(), args).await)
+        reply(browser::press_key(self.app(), args).await)
     }
 
     /// Move the mouse over an element (hover styles, menus, tooltips).
@@ -260,7 +223,7 @@ impl DevlensServer {
         )
     )]
     async fn hover(&self, Parameters(args): Parameters<ElementArgs>) -> CallToolResult {
-        respond(browser::hover(self.app(), args).await)
+        reply(browser::hover(self.app(), args).await)
     }
 
     /// Select options of a <select> by value or visible label.
@@ -278,7 +241,7 @@ impl DevlensServer {
         &self,
         Parameters(args): Parameters<SelectOptionArgs>,
     ) -> CallToolResult {
-        respond(browser::select_option(self.app(), args).await)
+        reply(browser::select_option(self.app(), args).await)
     }
 
     /// Scroll an element into view, or the page (or a scrollable element) in a direction.
@@ -293,7 +256,7 @@ impl DevlensServer {
         )
     )]
     async fn scroll(&self, Parameters(args): Parameters<ScrollArgs>) -> CallToolResult {
-        respond(browser::scroll(self.app(), args).await)
+        reply(browser::scroll(self.app(), args).await)
     }
 
     /// Wait until text appears or disappears, a selector reaches a state, the URL contains
@@ -308,7 +271,7 @@ impl DevlensServer {
         )
     )]
     async fn wait_for(&self, Parameters(args): Parameters<WaitForArgs>) -> CallToolResult {
-        respond(browser::wait_for(self.app(), args).await)
+        reply(browser::wait_for(self.app(), args).await)
     }
 
     /// Accept or dismiss the open JavaScript dialog (alert, confirm, prompt, beforeunload).
@@ -326,7 +289,7 @@ impl DevlensServer {
         &self,
         Parameters(args): Parameters<HandleDialogArgs>,
     ) -> CallToolResult {
-        respond(browser::handle_dialog(self.app(), args).await)
+        reply(browser::handle_dialog(self.app(), args).await)
     }
 
     /// The tab's console: messages, errors with their stack, uncaught exceptions. Filter by
@@ -341,7 +304,7 @@ impl DevlensServer {
         )
     )]
     async fn get_console_logs(&self, Parameters(args): Parameters<ConsoleArgs>) -> CallToolResult {
-        respond(browser::console_logs(self.app(), args).await)
+        reply(browser::console_logs(self.app(), args).await)
     }
 
     /// The tab's requests (current page): id, method, status, type, URL, duration, size.
@@ -360,7 +323,7 @@ impl DevlensServer {
         &self,
         Parameters(args): Parameters<NetworkArgs>,
     ) -> CallToolResult {
-        respond(browser::network_requests(self.app(), args).await)
+        reply(browser::network_requests(self.app(), args).await)
     }
 
     /// One request: headers, request body, response body (bounded by maxBodyBytes, or saved to
@@ -384,7 +347,7 @@ impl DevlensServer {
             let ws = self.workspace(&context.peer).await?;
             browser::network_request(self.app(), &ws, args).await
         };
-        respond(details.await)
+        reply(details.await)
     }
 
     /// Capture the viewport, the full page or one element as PNG (default) or JPEG. Returns the
@@ -473,6 +436,6 @@ impl DevlensServer {
         )
     )]
     async fn emulate(&self, Parameters(args): Parameters<EmulateArgs>) -> CallToolResult {
-        respond(browser::emulate(self.app(), args).await)
+        reply(browser::emulate(self.app(), args).await)
     }
 }

@@ -9,28 +9,14 @@
 use rmcp::{handler::server::wrapper::Parameters, model::CallToolResult, tool, tool_router};
 
 use devlens_app::debugger::{
-    self as debugger, BreakpointArgs, BreakpointOutcome, DebugConnectionArgs, EvaluateInFrameArgs,
-    ExecutionArgs, PauseOnExceptionsArgs, StepArgs, WaitForPauseArgs,
-};
-use devlens_browser::{
-    BreakpointList, BreakpointSet, CallStack, DebuggerStatus, ExecutionOutcome, FrameEvaluation,
-    PauseContext,
+    self as debugger, BreakpointArgs, DebugConnectionArgs, EvaluateInFrameArgs, ExecutionArgs,
+    PauseOnExceptionsArgs, StepArgs, WaitForPauseArgs,
 };
 
 use crate::{
     DevlensServer,
-    reply::{failure, respond, structured, textual},
+    reply::{reply, structured},
 };
-
-textual!(
-    BreakpointList,
-    BreakpointSet,
-    CallStack,
-    DebuggerStatus,
-    ExecutionOutcome,
-    FrameEvaluation,
-    PauseContext,
-);
 
 #[tool_router(router = debugger_tools, vis = "pub(crate)")]
 impl DevlensServer {
@@ -51,7 +37,7 @@ impl DevlensServer {
         &self,
         Parameters(args): Parameters<DebugConnectionArgs>,
     ) -> CallToolResult {
-        respond(debugger::enable(self.app(), args).await)
+        reply(debugger::enable(self.app(), args).await)
     }
 
     /// Breakpoints: set one by script URL (or its end, e.g. app.js; with source maps, the
@@ -69,11 +55,7 @@ impl DevlensServer {
         )
     )]
     async fn breakpoint(&self, Parameters(args): Parameters<BreakpointArgs>) -> CallToolResult {
-        match debugger::breakpoint(self.app(), args).await {
-            Ok(BreakpointOutcome::Set(set)) => respond(Ok(set)),
-            Ok(BreakpointOutcome::List(list)) => respond(Ok(list)),
-            Err(e) => failure(e),
-        }
+        reply(debugger::breakpoint(self.app(), args).await)
     }
 
     /// Resume a paused page, or pause a running one at the next JavaScript it runs. Answers
@@ -89,7 +71,7 @@ impl DevlensServer {
         )
     )]
     async fn execution(&self, Parameters(args): Parameters<ExecutionArgs>) -> CallToolResult {
-        respond(debugger::execution(self.app(), args).await)
+        reply(debugger::execution(self.app(), args).await)
     }
 
     /// Step over, into or out of the current statement of a paused page. Answers with the new
@@ -113,7 +95,7 @@ impl DevlensServer {
                 };
                 structured(text, &outcome)
             }
-            other => respond(other),
+            other => reply(other),
         }
     }
 
@@ -132,7 +114,7 @@ impl DevlensServer {
         &self,
         Parameters(args): Parameters<DebugConnectionArgs>,
     ) -> CallToolResult {
-        respond(debugger::call_stack(self.app(), args).await)
+        reply(debugger::call_stack(self.app(), args).await)
     }
 
     /// Evaluate JavaScript in a call frame of the paused page (default the innermost): it sees
@@ -151,7 +133,7 @@ impl DevlensServer {
         &self,
         Parameters(args): Parameters<EvaluateInFrameArgs>,
     ) -> CallToolResult {
-        respond(debugger::evaluate_in_frame(self.app(), args).await)
+        reply(debugger::evaluate_in_frame(self.app(), args).await)
     }
 
     /// Pause when the page throws: none, uncaught, or all exceptions. The action that threw
@@ -170,7 +152,7 @@ impl DevlensServer {
         &self,
         Parameters(args): Parameters<PauseOnExceptionsArgs>,
     ) -> CallToolResult {
-        respond(debugger::pause_on_exceptions(self.app(), args).await)
+        reply(debugger::pause_on_exceptions(self.app(), args).await)
     }
 
     /// Wait until the page pauses (a breakpoint hit by a timer or a request, an exception)
@@ -188,6 +170,6 @@ impl DevlensServer {
         &self,
         Parameters(args): Parameters<WaitForPauseArgs>,
     ) -> CallToolResult {
-        respond(debugger::wait_for_pause(self.app(), args).await)
+        reply(debugger::wait_for_pause(self.app(), args).await)
     }
 }

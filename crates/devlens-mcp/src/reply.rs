@@ -62,29 +62,3 @@ pub(crate) fn reply_shown<T: Report>(
         Err(e) => failure(e),
     }
 }
-
-/// Results that read as compact text.
-pub(crate) trait Textual: Serialize {
-    fn text(&self) -> String;
-}
-
-/// `Textual` for result types whose compact text is their `to_text()`.
-macro_rules! textual {
-    ($($t:ty),* $(,)?) => {$(
-        impl $crate::reply::Textual for $t {
-            fn text(&self) -> String {
-                self.to_text()
-            }
-        }
-    )*};
-}
-pub(crate) use textual;
-
-/// A browser or debugger result as a tool reply: its text and structured form, or the error's
-/// message. (`Textual` until those results implement `Report`.)
-pub(crate) fn respond<T: Textual>(result: Result<T, devlens_app::AppError>) -> CallToolResult {
-    match result {
-        Ok(value) => structured(value.text(), &value),
-        Err(e) => failure(e),
-    }
-}

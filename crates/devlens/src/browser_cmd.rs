@@ -1,7 +1,7 @@
 //! `devlens browser …`: one-shot page checks from a shell or a script. Each command launches a
 //! headless browser for itself (closed when it ends) or uses a running Chrome (`--connect`), loads
 //! the page when `--url` is given, prints one compact answer and leaves. Interactive sessions —
-//! clicking through a flow — are what the MCP tools are for.
+//! clicking through a flow — act on a running server's browser instead (`session_cmd`).
 
 use std::path::Path;
 use std::time::Duration;
@@ -20,7 +20,10 @@ use crate::output;
 /// load, so late `fetch`es and the errors they cause are in the answer.
 const SETTLE_TIMEOUT: Duration = Duration::from_secs(5);
 
-pub(crate) async fn run(args: BrowserArgs) -> anyhow::Result<()> {
+pub(crate) async fn run(config: devlens_core::Config, args: BrowserArgs) -> anyhow::Result<()> {
+    if crate::session_cmd::is_session(&args) {
+        return crate::session_cmd::run_browser(config, args).await;
+    }
     check_arguments(&args)?;
     let sessions = BrowserSessions::new();
     let outcome = run_with(&sessions, &args).await;
@@ -31,60 +34,32 @@ pub(crate) async fn run(args: BrowserArgs) -> anyhow::Result<()> {
 
 /// Mistakes in the arguments, reported before a browser starts.
 fn check_arguments(args: &BrowserArgs) -> anyhow::Result<()> {
-    let page = match &args.command {
-        BrowserCommand::Snapshot { page, .. }
-        | BrowserCommand::Query { page, .. }
-        | BrowserCommand::Screenshot { page, .. }
-        | BrowserCommand::Console { page, .. }
-        | BrowserCommand::Network { page, .. }
-        | BrowserCommand::Eval { page, .. } => Some(page),
-        BrowserCommand::Open { .. } | BrowserCommand::Tabs { .. } => None,
-        BrowserCommand::Audit(audit) => {
-            if let AuditCommand::Perf {
-                measure, network, ..
-            } = audit
+    // Page commands without --url or --connect, and the session verbs, went to the server.
+    if let BrowserCommand::Audit(audit) = &args.command {
+        if let AuditCommand::Perf {
+            measure, network, ..
+        } = audit
+        {
+            if !matches!(measure.as_str(), "trace" | "vitals" | "profile" | "memory") {
+                bail!("unknown --measure `{measure}`: use trace, vitals, profile or memory");
+            }
+            if let Some(name) = network
+                && devlens_browser::NetworkProfile::parse(name).is_none()
             {
-                if !matches!(measure.as_str(), "trace" | "vitals" | "profile" | "memory") {
-                    bail!("unknown --measure `{measure}`: use trace, vitals, profile or memory");
-                }
-                if let Some(name) = network
-                    && devlens_browser::NetworkProfile::parse(name).is_none()
-                {
-                    bail!("unknown --network `{name}`: use slow-3g, fast-3g or fast-4g");
-                }
+                bail!("unknown --network `{name}`: use slow-3g, fast-3g or fast-4g");
             }
-            if let AuditCommand::State { view, .. } = audit
-                && state_view(view).is_none()
-            {
-                bail!(
-                    "unknown --view `{view}`: use frameworks, tree, component, stores or globals"
-                );
-            }
-            if audit.page().url.is_none() && args.browser.connect.is_none() {
-                bail!(
-                    "give the URL to audit, or --connect ENDPOINT to audit a page open in a \
-                     running Chrome"
-                );
-            }
-            None
         }
-    };
-    if let Some(page) = page
-        && page.url.is_none()
-        && args.browser.connect.is_none()
-    {
-        bail!(
-            "give --url to load a page, or --connect ENDPOINT to look at a page open in a running \
-             Chrome"
-        );
-    }
-    if let BrowserCommand::Tabs { .. } = args.command
-        && args.browser.connect.is_none()
-    {
-        bail!(
-            "a browser launched for one command has only a blank tab; give --connect ENDPOINT to \
-             list the tabs of a running Chrome"
-        );
+        if let AuditCommand::State { view, .. } = audit
+            && state_view(view).is_none()
+        {
+            bail!("unknown --view `{view}`: use frameworks, tree, component, stores or globals");
+        }
+        if audit.page().url.is_none() && args.browser.connect.is_none() {
+            bail!(
+                "give the URL to audit, or --connect ENDPOINT to audit a page open in a running \
+                 Chrome"
+            );
+        }
     }
     if let BrowserCommand::Console {
         level: Some(level), ..
@@ -244,6 +219,7 @@ async fn run_with(sessions: &BrowserSessions, args: &BrowserArgs) -> anyhow::Res
             Ok(())
         }
         BrowserCommand::Tabs { .. } => unreachable!("answered above"),
+        _ => bail!("a session command reached the one-shot runner; this is a bug in devlens"),
     }
 }
 

@@ -53,8 +53,11 @@ pub(crate) enum Command {
     /// Install or locate the local embedding model (all-MiniLM-L6-v2)
     #[command(subcommand)]
     Model(ModelCommand),
-    /// One-shot browser checks: load a page in headless Chrome (or a running Chrome) and report
+    /// The browser: session commands on a running `devlens serve --http` (launch, navigate,
+    /// click, fill, snapshot, …), or one-shot checks of a page in a headless Chrome (--url)
     Browser(BrowserArgs),
+    /// The JavaScript debugger of a running server's browser: breakpoints, stepping, the stack
+    Debug(DebugArgs),
     /// Library docs: ingest, list, resolve, query within a token budget, eval
     Docs(crate::docs_cmd::DocsArgs),
     /// Knowledge base: saved solutions, semantic search, cited answers
@@ -92,6 +95,76 @@ pub(crate) struct BrowserChoice {
     /// Viewport size of a launched browser, e.g. 1280x720
     #[arg(long, global = true, value_name = "WxH", conflicts_with = "connect")]
     pub window: Option<String>,
+    /// The running devlens server session commands act on [default: DEVLENS_SERVER, then the
+    /// config's [server] http, then 127.0.0.1:7878]
+    #[arg(
+        long,
+        global = true,
+        value_name = "HOST:PORT",
+        conflicts_with = "connect"
+    )]
+    pub server: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct DebugArgs {
+    /// The running devlens server [default: DEVLENS_SERVER, then the config's [server] http,
+    /// then 127.0.0.1:7878]
+    #[arg(long, global = true, value_name = "HOST:PORT")]
+    pub server: Option<String>,
+    /// Print the structured answer as JSON
+    #[arg(long, global = true)]
+    pub json: bool,
+    #[command(subcommand)]
+    pub command: DebugCommand,
+}
+
+/// Debugger commands: they act on the active tab of the server's browser.
+#[derive(Debug, Subcommand)]
+pub(crate) enum DebugCommand {
+    /// Turn the debugger on for the active tab (the other commands do it on first use)
+    Enable,
+    /// Set a breakpoint at FILE:LINE (the original source through source maps, e.g.
+    /// src/cart.ts:42 or app.js:12); the next pause answers with where it stopped
+    Break {
+        #[arg(value_name = "FILE:LINE[:COLUMN]")]
+        location: String,
+        /// Only pause when this JavaScript expression is true
+        #[arg(long)]
+        condition: Option<String>,
+    },
+    /// List the breakpoints
+    Breakpoints,
+    /// Remove a breakpoint by the id `break` or `breakpoints` printed
+    Remove { id: String },
+    /// Resume a paused page
+    Resume,
+    /// Pause the page at the next JavaScript statement
+    Pause,
+    /// Step over (default), into or out of the current call
+    Step {
+        #[arg(default_value = "over", value_parser = ["over", "into", "out"])]
+        direction: String,
+    },
+    /// The paused page's call stack with each frame's scopes
+    Stack,
+    /// Evaluate an expression in a paused frame (the top one by default)
+    Eval {
+        expression: String,
+        /// The frame, by its number in `stack`
+        #[arg(long)]
+        frame: Option<usize>,
+    },
+    /// Pause on thrown exceptions: none, uncaught or all
+    Exceptions {
+        #[arg(value_parser = ["none", "uncaught", "all"])]
+        state: String,
+    },
+    /// Wait until the page pauses (a breakpoint hit by a timer or a request), then show where
+    Wait {
+        #[arg(long, value_name = "MS")]
+        timeout_ms: Option<u64>,
+    },
 }
 
 /// The page a command looks at: loaded from --url, or the current page of a --connect tab.
@@ -227,6 +300,123 @@ pub(crate) enum BrowserCommand {
     /// Audit a page: accessibility, performance, an element's CSS, the app's state
     #[command(subcommand)]
     Audit(AuditCommand),
+    /// Start a browser in the running server for the session commands (headless unless
+    /// --headful)
+    Launch {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Close the server's browser (or disconnect from a Chrome it attached to)
+    Close {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Load a URL in the active tab, or go back, forward or reload; what changed is reported
+    Navigate {
+        #[arg(required_unless_present_any = ["back", "forward", "reload"])]
+        url: Option<String>,
+        #[arg(long, conflicts_with_all = ["url", "forward", "reload"])]
+        back: bool,
+        #[arg(long, conflicts_with_all = ["url", "reload"])]
+        forward: bool,
+        #[arg(long, conflicts_with = "url")]
+        reload: bool,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Click an element: a ref from `snapshot` (e12) or a CSS selector
+    Click {
+        target: String,
+        /// Double-click
+        #[arg(long)]
+        double: bool,
+        /// Right-click
+        #[arg(long)]
+        right: bool,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Replace an input's value (a ref or a CSS selector)
+    Fill {
+        target: String,
+        value: String,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Type text as key presses, into the focused element or --into one
+    Type {
+        text: String,
+        #[arg(long, value_name = "REF|SELECTOR")]
+        into: Option<String>,
+        /// Press Enter afterwards
+        #[arg(long)]
+        submit: bool,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Press a key or a combination (Enter, Escape, Control+A)
+    Press {
+        key: String,
+        #[arg(long, value_name = "REF|SELECTOR")]
+        on: Option<String>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Move the mouse over an element
+    Hover {
+        target: String,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Choose options of a <select> by value or label
+    Select {
+        target: String,
+        #[arg(required = true)]
+        values: Vec<String>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Scroll the page or an element: up, down, left, right, top or bottom; without a
+    /// direction, scroll the element into view
+    Scroll {
+        #[arg(value_parser = ["up", "down", "left", "right", "top", "bottom"])]
+        direction: Option<String>,
+        #[arg(long, value_name = "REF|SELECTOR")]
+        element: Option<String>,
+        /// Pixels
+        #[arg(long)]
+        amount: Option<u32>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Wait for text to appear (or --gone), an element (--selector), a URL or network idle
+    Wait {
+        /// Text to wait for
+        text: Option<String>,
+        /// Wait for the text to disappear instead
+        #[arg(long, requires = "text")]
+        gone: bool,
+        #[arg(long, value_name = "SELECTOR")]
+        selector: Option<String>,
+        #[arg(long, value_name = "TEXT")]
+        url_contains: Option<String>,
+        #[arg(long)]
+        network_idle: bool,
+        #[arg(long, value_name = "MS")]
+        timeout_ms: Option<u64>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Accept or dismiss the open dialog (alert, confirm, prompt)
+    Dialog {
+        #[arg(value_parser = ["accept", "dismiss"])]
+        action: String,
+        /// The answer to a prompt()
+        #[arg(long)]
+        text: Option<String>,
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 /// The page an audit loads: a URL, or the page open in a running Chrome (--connect).

@@ -12,7 +12,9 @@ mod model_cmd;
 mod output;
 mod progress;
 mod project_cmd;
+mod remote;
 mod serve;
+mod session_cmd;
 mod workspace_cmd;
 
 use std::process::ExitCode;
@@ -75,7 +77,8 @@ async fn run(cli: Cli, log_feed: devlens_mcp::LogFeed) -> anyhow::Result<()> {
         Command::Api(command) => api_cmd::run(config, command).await,
         Command::Project(command) => project_cmd::run(config, command),
         Command::Model(command) => model_cmd::run(config, command).await,
-        Command::Browser(args) => browser_cmd::run(args).await,
+        Command::Browser(args) => browser_cmd::run(config, args).await,
+        Command::Debug(args) => session_cmd::run_debug(config, args).await,
         Command::Docs(args) => docs_cmd::run(config, args).await,
         Command::Kb(args) => kb_cmd::run(config, args).await,
         Command::Workspace(args) => workspace_cmd::run(config, args).await,

@@ -373,16 +373,24 @@ fn connect_uses_a_running_chrome_and_its_open_tab_and_leaves_it_running() {
 #[test]
 fn bad_arguments_say_what_to_do_before_any_browser_starts() {
     let dir = tempfile::tempdir().unwrap();
-    devlens(dir.path())
-        .args(["browser", "query", "button"])
-        .assert()
-        .failure()
-        .stderr(predicate::str::contains("--url").and(predicate::str::contains("--connect")));
-    devlens(dir.path())
-        .args(["browser", "tabs"])
-        .assert()
-        .failure()
-        .stderr(predicate::str::contains("--connect"));
+    // Without --url or --connect a page command acts on a running server's browser; with none
+    // running (a port nothing listens on), it says how to start one or run one-shot.
+    let dead = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap();
+    for args in [&["browser", "query", "button"][..], &["browser", "tabs"]] {
+        devlens(dir.path())
+            .env("DEVLENS_SERVER", dead.to_string())
+            .args(args)
+            .assert()
+            .code(4)
+            .stderr(
+                predicate::str::contains("devlens serve --http")
+                    .and(predicate::str::contains("--url"))
+                    .and(predicate::str::contains("--connect")),
+            );
+    }
     devlens(dir.path())
         .args([
             "browser",

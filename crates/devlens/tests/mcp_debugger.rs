@@ -10,7 +10,6 @@ use common::mcp::{err, ok};
 
 use std::time::{Duration, Instant};
 
-use axum::{Router, http::header, response::Html, response::IntoResponse, routing::get};
 use rmcp::{
     ServiceExt,
     service::{RoleClient, RunningService},
@@ -47,15 +46,7 @@ const PAGE: &str = r#"<!doctype html><html><head><meta charset=utf-8><title>Shop
 <script src="/static/app.js"></script></body></html>"#;
 
 async fn fixture_server() -> String {
-    let router = Router::new()
-        .route("/", get(|| async { Html(PAGE) }))
-        .route(
-            "/static/app.js",
-            get(|| async {
-                ([(header::CONTENT_TYPE, "application/javascript")], APP_JS).into_response()
-            }),
-        );
-    common::serve_router(router).await
+    common::serve_page_with_script(PAGE, APP_JS).await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

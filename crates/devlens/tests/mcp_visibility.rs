@@ -18,7 +18,6 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use axum::{Router, http::header, response::Html, response::IntoResponse, routing::get};
 use rmcp::{
     ClientServiceExt,
     model::{ProtocolVersion, ServerNotification, SubscriptionFilter},
@@ -78,15 +77,7 @@ const PAGE: &str = r#"<!doctype html><html><head><meta charset=utf-8><title>Shop
 <script src="/static/app.js"></script></body></html>"#;
 
 async fn fixture_server() -> String {
-    let router = Router::new()
-        .route("/", get(|| async { Html(PAGE) }))
-        .route(
-            "/static/app.js",
-            get(|| async {
-                ([(header::CONTENT_TYPE, "application/javascript")], APP_JS).into_response()
-            }),
-        );
-    common::serve_router(router).await
+    common::serve_page_with_script(PAGE, APP_JS).await
 }
 
 /// `devlens serve` with the given extra arguments and environment, and a client that counts

@@ -45,6 +45,7 @@ pub fn devlens_process(data_dir: &Path) -> tokio::process::Command {
         .env_remove("DEVLENS_PROJECTS_FILE")
         .env_remove("DEVLENS_WORKSPACE")
         .env_remove("CHROME_PATH")
+        .env_remove("DEVLENS_SERVER")
         .current_dir(data_dir);
     cmd
 }
@@ -57,6 +58,7 @@ pub fn devlens(data_dir: &Path) -> assert_cmd::Command {
         .env_remove("PROJECT_NAME")
         .env_remove("DEVLENS_CONFIG")
         .env_remove("DEVLENS_PROJECTS_FILE")
+        .env_remove("DEVLENS_SERVER")
         .current_dir(data_dir);
     cmd
 }
@@ -132,6 +134,21 @@ pub async fn serve_router(router: axum::Router) -> String {
         let _ = axum::serve(listener, router).await;
     });
     format!("http://{addr}")
+}
+
+/// Serves `page` at `/` and `script` at `/static/app.js` (the page loads it) on a free port;
+/// returns the base URL.
+pub async fn serve_page_with_script(page: &'static str, script: &'static str) -> String {
+    use axum::{http::header, response::Html, response::IntoResponse, routing::get};
+    let router = axum::Router::new()
+        .route("/", get(move || async move { Html(page) }))
+        .route(
+            "/static/app.js",
+            get(move || async move {
+                ([(header::CONTENT_TYPE, "application/javascript")], script).into_response()
+            }),
+        );
+    serve_router(router).await
 }
 
 /// Runs `cmd` with `serve --http 127.0.0.1:0` added, waits for the address it announces on
