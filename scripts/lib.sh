@@ -133,7 +133,8 @@ ensure_onnxruntime() {
     local lib
     lib="$(find "$venv" -path '*/onnxruntime/capi/libonnxruntime.so*' -type f -print -quit)"
     [ -n "$lib" ] || die "the onnxruntime package in $venv has no libonnxruntime.so"
-    ln -sfn "$lib" "$dir/libonnxruntime.so"
+    # An absolute target: a relative DIR would otherwise leave a link that resolves nowhere.
+    ln -sfn "$(realpath "$lib")" "$dir/libonnxruntime.so"
     local script
     script="$(dirname "${BASH_SOURCE[0]}")/build-onnx-model.py"
     if ! [ -f "$model_dir/onnx/model_qint8.onnx" ] || ! [ -f "$model_dir/onnx/model.onnx" ] ||
