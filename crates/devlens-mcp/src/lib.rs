@@ -583,3 +583,19 @@ pub fn streamable_http(
         config,
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn resource_pages_follow_the_cursor_and_a_bad_cursor_says_what_to_pass() {
+        let all: Vec<usize> = (0..250).collect();
+        let (first, next) = page_of(all.clone(), None).unwrap();
+        assert_eq!((first.len(), next.as_deref()), (100, Some("100")));
+        let (last, next) = page_of(all.clone(), Some("200")).unwrap();
+        assert_eq!((last.len(), next), (50, None));
+        let err = page_of(all, Some("abc")).unwrap_err();
+        assert!(err.message.contains("nextCursor"), "{}", err.message);
+    }
+}

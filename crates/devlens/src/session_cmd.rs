@@ -180,12 +180,8 @@ pub(crate) async fn run_browser(config: Config, a: BrowserArgs) -> anyhow::Resul
             call(r, "browser/wait_for", body, json).await
         }
         BrowserCommand::Dialog { action, text, json } => {
-            let body = args(&[
-                ("accept", json!(action == "accept")),
-                ("promptText", json!(text)),
-            ]);
-            // `accept: false` is an answer, not an absent argument.
-            let mut body = body;
+            let mut body = args(&[("promptText", json!(text))]);
+            // Set after `args`, which leaves `false` out: here it is the answer "dismiss".
             body["accept"] = json!(action == "accept");
             call(r, "browser/handle_dialog", body, json).await
         }

@@ -187,6 +187,11 @@ pub struct TraceFindings {
     pub layout_shifts: Vec<LayoutShift>,
 }
 
+/// A JSON array's items, none when it is missing or not an array.
+fn items(value: &Value) -> &[Value] {
+    value.as_array().map(Vec::as_slice).unwrap_or_default()
+}
+
 fn ms(us: f64) -> f64 {
     (us / 100.0).round() / 10.0
 }
@@ -304,14 +309,8 @@ fn main_samples(events: &[TraceEvent], main: Option<(i64, i64)>) -> Vec<(f64, Co
                     continue;
                 };
                 let t = clock.entry(id.clone()).or_insert(start);
-                let deltas = data["timeDeltas"]
-                    .as_array()
-                    .map(Vec::as_slice)
-                    .unwrap_or_default();
-                let samples = profile["samples"]
-                    .as_array()
-                    .map(Vec::as_slice)
-                    .unwrap_or_default();
+                let deltas = items(&data["timeDeltas"]);
+                let samples = items(&profile["samples"]);
                 for (sample, delta) in samples.iter().zip(deltas) {
                     *t += delta.as_f64().unwrap_or(0.0);
                     if let Some(loc) = sample.as_i64().and_then(|n| frames.get(&(id.clone(), n))) {
@@ -844,18 +843,9 @@ impl ProfileFindings {
 
 /// Reduces a `Profiler.stop` profile to its top functions by self time.
 pub(crate) fn reduce_profile(profile: &Value, top: usize) -> ProfileFindings {
-    let nodes = profile["nodes"]
-        .as_array()
-        .map(Vec::as_slice)
-        .unwrap_or_default();
-    let samples = profile["samples"]
-        .as_array()
-        .map(Vec::as_slice)
-        .unwrap_or_default();
-    let deltas = profile["timeDeltas"]
-        .as_array()
-        .map(Vec::as_slice)
-        .unwrap_or_default();
+    let nodes = items(&profile["nodes"]);
+    let samples = items(&profile["samples"]);
+    let deltas = items(&profile["timeDeltas"]);
     let index: HashMap<i64, usize> = nodes
         .iter()
         .enumerate()
