@@ -30,7 +30,7 @@ use devlens_workspace::{Access, Workspace};
 use crate::{App, AppError};
 
 /// Which connection a call is about.
-#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ConnectionArgs {
     /// Omit for the active connection.

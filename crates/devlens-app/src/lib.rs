@@ -9,7 +9,7 @@
 //!   knowledge base (opened on first use and shared by every caller of the process, with one
 //!   embedding model between them), the browser sessions, and the workspace every path a tool
 //!   touches is confined to.
-//! - The family modules ([`api`], [`audit`], [`browser`], [`debugger`], [`docs`], [`kb`], [`workspace`]) turn what a caller sent into
+//! - The family modules ([`api`], [`audit`], [`browser`], [`contract`], [`debugger`], [`docs`], [`kb`], [`workspace`]) turn what a caller sent into
 //!   the domain's requests — naming an endpoint, choosing a spec, saving or updating a solution,
 //!   the rule that an empty string clears a field — and say what is wrong when it cannot.
 //! - Results are the domain's own types, each a [`Report`] (serializable, plus compact text);
@@ -23,6 +23,7 @@ pub mod api;
 pub mod artifacts;
 pub mod audit;
 pub mod browser;
+pub mod contract;
 pub mod debugger;
 
 pub mod docs;

@@ -131,6 +131,40 @@ pub struct ProjectEntry {
     pub name: String,
     /// OpenAPI/Swagger spec: a path (relative to the config file) or an http(s) URL.
     pub spec: Option<String>,
+    /// Where the API runs (`http://127.0.0.1:8080/api`): calls go there, and live traffic to
+    /// it is checked against the spec. Default: the spec's first server.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base_url: Option<String>,
+    /// How calls authenticate; credentials are read from environment variables only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub auth: Option<ProjectAuth>,
+}
+
+/// A project's credentials for `call_endpoint`: the names of the environment variables that
+/// hold them (never the secrets themselves, so the config file can be committed).
+#[derive(Debug, Clone, Default, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ProjectAuth {
+    /// `bearer`, `api-key` or `basic`.
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// The variable holding the token (bearer) or the key (api-key). Default:
+    /// `DEVLENS_<PROJECT>_TOKEN` / `DEVLENS_<PROJECT>_API_KEY`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub token_env: Option<String>,
+    /// api-key: the header, query or cookie name. Default: the spec's apiKey scheme, else
+    /// `X-API-Key`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// api-key: `header` (default), `query` or `cookie`.
+    #[serde(default, rename = "in", skip_serializing_if = "Option::is_none")]
+    pub location: Option<String>,
+    /// basic: the variables of the user name and password. Default:
+    /// `DEVLENS_<PROJECT>_USERNAME` / `DEVLENS_<PROJECT>_PASSWORD`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub username_env: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub password_env: Option<String>,
 }
 
 /// The contents of `devlens.toml`.

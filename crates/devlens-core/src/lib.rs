@@ -15,7 +15,7 @@ pub mod suggest;
 
 pub use config::{
     BrowserSettings, Config, ConfigOverrides, DocsSettings, EmbeddingSettings, KbSettings,
-    LlmSettings, ServerSettings,
+    LlmSettings, ProjectAuth, ServerSettings,
 };
 pub use error::CoreError;
 pub use paths::DataDir;

@@ -42,9 +42,35 @@ pub struct Project {
     pub name: String,
     /// The spec location: an http(s) URL or an absolute file path.
     pub spec: Option<String>,
+    /// Where the API runs, when declared (`base_url` in devlens.toml, `baseUrl` in a projects
+    /// file).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub base_url: Option<String>,
+    /// How calls authenticate (devlens.toml only).
+    #[serde(skip)]
+    pub auth: Option<crate::config::ProjectAuth>,
     /// The file that declares the project.
     #[serde(skip)]
     pub declared_in: PathBuf,
+}
+
+impl Project {
+    /// The prefix of the environment variables that configure this project when the config
+    /// does not: `DEVLENS_<NAME>_` with the name uppercased and other characters as `_`.
+    pub fn env_prefix(&self) -> String {
+        let name: String = self
+            .name
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() {
+                    c.to_ascii_uppercase()
+                } else {
+                    '_'
+                }
+            })
+            .collect();
+        format!("DEVLENS_{name}_")
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -69,6 +95,8 @@ impl ProjectRegistry {
                 Project {
                     name: entry.name.clone(),
                     spec: entry.spec.as_deref().map(|s| absolutize(s, &base)),
+                    base_url: entry.base_url.clone(),
+                    auth: entry.auth.clone(),
                     declared_in: config_origin.clone(),
                 },
             );
@@ -174,6 +202,8 @@ impl ProjectRegistry {
         let project = Project {
             name: name.to_string(),
             spec: Some(spec),
+            base_url: None,
+            auth: None,
             declared_in: self.managed_file.clone(),
         };
         self.projects.retain(|p| p.name != name);
@@ -348,6 +378,11 @@ fn read_projects_file(path: &Path) -> Result<(Vec<Project>, Option<String>), Cor
         projects.push(Project {
             name,
             spec: spec_in(object).map(|s| absolutize(&s, base)),
+            base_url: ["baseUrl", "base_url"]
+                .iter()
+                .find_map(|k| object.get(*k).and_then(Value::as_str))
+                .map(str::to_string),
+            auth: None,
             declared_in: path.to_path_buf(),
         });
     }

@@ -10,10 +10,17 @@ use axum::{
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
+use axum::http::HeaderMap;
+use axum::response::Response;
+
 use devlens_app::{
     App,
     api::{SearchInput, endpoint_ref, search_request, spec_selector},
+    browser::ConnectionArgs,
+    contract::{self, CallEndpoint, CheckTraffic, TrafficSource},
 };
+
+use crate::browser::answer;
 use devlens_openapi::explorer::SpecSelector;
 
 use crate::failure::{Body, Failure, JsonResult, Params};
@@ -31,6 +38,9 @@ pub(crate) fn routes(app: Arc<App>) -> Router {
         .route("/embed/reindex", post(embed_reindex))
         .route("/embed/status", get(embed_status))
         .route("/embed/search", post(embed_search))
+        .route("/check-traffic", post(check_traffic))
+        .route("/call", post(call))
+        .route("/code-sample", get(code_sample))
         .merge(crate::docs::routes())
         .merge(crate::kb::routes())
         .merge(crate::workspace::routes())
@@ -211,4 +221,94 @@ async fn embed_search(
 ) -> JsonResult<devlens_openapi::search::SearchResponse> {
     body.mode.get_or_insert_with(|| "semantic".into());
     run_search(&app, body).await
+}
+
+/// `check_api_traffic`'s arguments.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct CheckTrafficBody {
+    har: Option<String>,
+    base_url: Option<String>,
+    #[serde(default)]
+    include_previous_pages: bool,
+    connection_id: Option<String>,
+    #[serde(flatten)]
+    target: Target,
+}
+
+/// `POST /api/check-traffic`: the active tab's API calls (or a workspace HAR file) checked
+/// against the project's spec.
+async fn check_traffic(
+    State(app): Shared,
+    headers: HeaderMap,
+    Body(body): Body<CheckTrafficBody>,
+) -> Result<Response, Failure> {
+    let source = match body.har.filter(|h| !h.trim().is_empty()) {
+        Some(path) => TrafficSource::HarPath(path),
+        None => TrafficSource::Browser {
+            connection: ConnectionArgs {
+                connection_id: body.connection_id,
+            },
+            include_previous_pages: body.include_previous_pages,
+        },
+    };
+    let request = CheckTraffic {
+        selector: body.target.selector(),
+        base_url: body.base_url,
+        source,
+    };
+    let report = contract::check_traffic(&app, request).await?;
+    Ok(answer(&report)?.respond(&headers))
+}
+
+/// `call_endpoint`'s arguments.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct CallBody {
+    operation_id: Option<String>,
+    method: Option<String>,
+    path: Option<String>,
+    #[serde(default)]
+    params: serde_json::Map<String, serde_json::Value>,
+    body: Option<serde_json::Value>,
+    #[serde(default)]
+    headers: std::collections::BTreeMap<String, String>,
+    content_type: Option<String>,
+    base_url: Option<String>,
+    execute: Option<bool>,
+    #[serde(flatten)]
+    target: Target,
+}
+
+/// `POST /api/call`: an endpoint called by operationId (a dry run for unsafe methods unless
+/// `execute` is true).
+async fn call(
+    State(app): Shared,
+    headers: HeaderMap,
+    Body(body): Body<CallBody>,
+) -> Result<Response, Failure> {
+    let endpoint = endpoint_ref(body.operation_id, body.method, body.path)?;
+    let request = CallEndpoint {
+        selector: body.target.selector(),
+        endpoint: Some(endpoint),
+        params: body.params,
+        headers: body.headers.into_iter().collect(),
+        body: body.body,
+        content_type: body.content_type,
+        base_url: body.base_url,
+        execute: body.execute,
+    };
+    let outcome = contract::call_endpoint(&app, request).await?;
+    Ok(answer(&outcome)?.respond(&headers))
+}
+
+/// `GET /api/code-sample?operationId=…`: a typed fetch function and a curl line.
+async fn code_sample(
+    State(app): Shared,
+    headers: HeaderMap,
+    Params(query): Params<EndpointQuery>,
+) -> Result<Response, Failure> {
+    let endpoint = endpoint_ref(query.operation_id, query.method, query.path)?;
+    let sample = contract::code_sample(&app, &query.target.selector(), &endpoint).await?;
+    Ok(answer(&sample)?.respond(&headers))
 }

@@ -35,7 +35,7 @@ pub(crate) struct Answer {
 }
 
 impl Answer {
-    fn respond(self, headers: &HeaderMap) -> Response {
+    pub(crate) fn respond(self, headers: &HeaderMap) -> Response {
         let wants_text = headers
             .get(header::ACCEPT)
             .and_then(|v| v.to_str().ok())
@@ -57,7 +57,7 @@ fn to_json<T: Serialize>(value: &T) -> Result<Value, Failure> {
 }
 
 /// A result's answer: its structured form and its compact text.
-fn answer<T: Report>(value: &T) -> Result<Answer, Failure> {
+pub(crate) fn answer<T: Report>(value: &T) -> Result<Answer, Failure> {
     Ok(Answer {
         json: to_json(value)?,
         text: value.to_text(),

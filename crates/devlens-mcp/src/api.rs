@@ -15,6 +15,10 @@ use serde::Deserialize;
 use devlens_app::api::{SearchInput, endpoint_ref, search_request, spec_selector};
 
 use devlens_app::AppError;
+use devlens_app::browser::ConnectionArgs;
+use devlens_app::contract::{
+    CallEndpoint, CheckTraffic, TrafficSource, call_endpoint, check_traffic, code_sample,
+};
 use devlens_openapi::{
     explorer::{EndpointPage, IndexReport, IndexStatus, SpecSelector, TagList},
     search::{SearchMode, SearchResponse},
@@ -138,6 +142,55 @@ pub(crate) struct BuildIndexArgs {
     /// Embed every endpoint again instead of reusing the vectors of unchanged ones.
     #[serde(default)]
     pub force_rebuild: Option<bool>,
+    #[serde(flatten)]
+    pub target: SpecArgs,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct CheckTrafficArgs {
+    /// A HAR file (workspace-relative) to check instead of the browser tab's live traffic.
+    #[serde(default)]
+    pub har: Option<String>,
+    /// Where the API runs, e.g. "http://127.0.0.1:8080/api". Default: the project's base_url,
+    /// else the spec's servers (their paths on the page's own origin too).
+    #[serde(default)]
+    pub base_url: Option<String>,
+    /// Also the requests of pages the tab showed before the current one.
+    #[serde(default)]
+    pub include_previous_pages: Option<bool>,
+    /// The browser connection (omit for the active one).
+    #[serde(default)]
+    pub connection_id: Option<String>,
+    #[serde(flatten)]
+    pub target: SpecArgs,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct CallEndpointArgs {
+    /// The operationId, e.g. "createOrder". Or give method and path.
+    #[serde(default)]
+    pub operation_id: Option<String>,
+    #[serde(default)]
+    pub method: Option<String>,
+    #[serde(default)]
+    pub path: Option<String>,
+    /// Parameters by name (path, query, header alike), e.g. {"productId": 7, "limit": 10}.
+    #[serde(default)]
+    pub params: Option<serde_json::Map<String, serde_json::Value>>,
+    /// The request body (JSON).
+    #[serde(default)]
+    pub body: Option<serde_json::Value>,
+    /// Extra request headers.
+    #[serde(default)]
+    pub headers: Option<std::collections::BTreeMap<String, String>>,
+    /// Overrides the project's base URL.
+    #[serde(default)]
+    pub base_url: Option<String>,
+    /// Send it. Default: GET/HEAD/OPTIONS are sent, other methods shown as a dry run (curl).
+    #[serde(default)]
+    pub execute: Option<bool>,
     #[serde(flatten)]
     pub target: SpecArgs,
 }
@@ -343,5 +396,100 @@ impl DevlensServer {
         Parameters(args): Parameters<IndexArgs>,
     ) -> CallToolResult {
         reply(self.app().api().index_status(&args.target.selector()).await)
+    }
+
+    /// Check the browser tab's API calls (or a HAR file) against the project's OpenAPI spec:
+    /// undocumented endpoints and statuses, and schema drift (missing required fields, wrong
+    /// types, values outside an enum, extra fields), each with operationId, JSON pointer and
+    /// the value seen.
+    #[tool(
+        name = "check_api_traffic",
+        annotations(
+            title = "Check API traffic against the spec",
+            read_only_hint = true,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
+    )]
+    async fn check_api_traffic(
+        &self,
+        Parameters(args): Parameters<CheckTrafficArgs>,
+    ) -> CallToolResult {
+        let source = match args
+            .har
+            .map(|h| h.trim().to_string())
+            .filter(|h| !h.is_empty())
+        {
+            Some(path) => TrafficSource::HarPath(path),
+            None => TrafficSource::Browser {
+                connection: ConnectionArgs {
+                    connection_id: args.connection_id,
+                },
+                include_previous_pages: args.include_previous_pages.unwrap_or(false),
+            },
+        };
+        let request = CheckTraffic {
+            selector: args.target.selector(),
+            base_url: args.base_url,
+            source,
+        };
+        reply(check_traffic(self.app(), request).await)
+    }
+
+    /// Call an endpoint by operationId: arguments are checked against the spec first (the
+    /// contract comes with any error), the request is built with the project's base URL and
+    /// credentials (from the environment, never shown), and the answer is checked against the
+    /// spec. GET is sent; other methods are a dry run (curl) unless execute is true.
+    #[tool(
+        name = "call_endpoint",
+        annotations(
+            title = "Call an API endpoint",
+            read_only_hint = false,
+            destructive_hint = true,
+            idempotent_hint = false,
+            open_world_hint = true
+        )
+    )]
+    async fn call_endpoint(
+        &self,
+        Parameters(args): Parameters<CallEndpointArgs>,
+    ) -> CallToolResult {
+        let outcome = async {
+            let endpoint = endpoint_ref(args.operation_id, args.method, args.path)?;
+            let request = CallEndpoint {
+                selector: args.target.selector(),
+                endpoint: Some(endpoint),
+                params: args.params.unwrap_or_default(),
+                headers: args.headers.unwrap_or_default().into_iter().collect(),
+                body: args.body,
+                content_type: None,
+                base_url: args.base_url,
+                execute: args.execute,
+            };
+            call_endpoint(self.app(), request).await
+        };
+        reply(outcome.await)
+    }
+
+    /// Code for one endpoint: a TypeScript fetch function with types generated from the spec's
+    /// schemas, and a curl line with an example body.
+    #[tool(
+        name = "get_code_sample",
+        annotations(
+            title = "Code sample for an endpoint",
+            read_only_hint = true,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
+    )]
+    async fn get_code_sample(
+        &self,
+        Parameters(args): Parameters<EndpointDetailsArgs>,
+    ) -> CallToolResult {
+        let sample = async {
+            let endpoint = endpoint_ref(args.operation_id, args.method, args.path)?;
+            code_sample(self.app(), &args.target.selector(), &endpoint).await
+        };
+        reply(sample.await)
     }
 }

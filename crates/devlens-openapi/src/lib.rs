@@ -28,6 +28,7 @@
 //! followed in loops with hop limits, schema expansion keeps a stack of open refs and a depth
 //! and size budget.
 
+pub mod contract;
 mod details;
 mod error;
 pub mod eval;

@@ -142,6 +142,11 @@ impl ApiSpec {
         &self.operations
     }
 
+    /// The documents, for the modules that read the spec beyond the listing.
+    pub(crate) fn docs(&self) -> &DocSet {
+        &self.docs
+    }
+
     /// Server base URLs (`servers[].url`, Swagger's `host` + `basePath`), for building calls.
     pub fn servers(&self) -> Vec<String> {
         self.docs

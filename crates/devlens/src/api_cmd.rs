@@ -1,16 +1,23 @@
 //! `devlens api …`: the API tools on the command line. Same core functions as the MCP tools;
 //! compact text by default, the stable JSON shapes with `--json`.
 
+use anyhow::Context as _;
 use devlens_app::{
     App,
     api::{SearchInput, endpoint_ref, search_mode, search_request, spec_selector},
 };
+use serde_json::{Map, Value, json};
+
+use devlens_app::AppError;
+use devlens_app::contract::{self, CallEndpoint, CheckTraffic, TrafficSource};
 use devlens_core::Config;
+use devlens_openapi::contract::traffic::TrafficReport;
 use devlens_openapi::{eval::parse_golden, explorer::SpecSelector};
 
 use crate::cli::{ApiCommand, SpecArgs};
 use crate::output::report;
 use crate::progress::ProgressLine;
+use crate::remote::Remote;
 
 fn selector(target: &SpecArgs) -> SpecSelector {
     spec_selector(target.project.clone(), target.spec.clone())
@@ -42,6 +49,98 @@ pub(crate) async fn run(mut config: Config, command: ApiCommand) -> anyhow::Resu
                 .endpoints(&selector(&target), &tag, offset, limit)
                 .await?;
             report(json, &page)
+        }
+        ApiCommand::CheckTraffic {
+            target,
+            har,
+            base_url,
+            include_previous_pages,
+            server,
+            json,
+        } => {
+            let checked: TrafficReport = match har {
+                Some(path) => {
+                    let bytes = std::fs::read(&path).map_err(|e| {
+                        AppError::invalid(format!(
+                            "cannot read the HAR file {}: {e}. Check the path.",
+                            path.display()
+                        ))
+                    })?;
+                    let request = CheckTraffic {
+                        selector: selector(&target),
+                        base_url,
+                        source: TrafficSource::HarBytes {
+                            bytes,
+                            name: path.display().to_string(),
+                        },
+                    };
+                    contract::check_traffic(&app, request).await?
+                }
+                None => {
+                    let remote = Remote::new(server.as_deref(), app.config())?;
+                    let body = json!({
+                        "project": target.project,
+                        "spec": target.spec,
+                        "baseUrl": base_url,
+                        "includePreviousPages": include_previous_pages,
+                    });
+                    let value = remote.json("check-traffic", body).await?;
+                    serde_json::from_value(value).context("reading the server's answer")?
+                }
+            };
+            report(json, &checked)?;
+            if checked.findings + checked.undocumented.len() > 0 {
+                anyhow::bail!(
+                    "the traffic differs from the spec ({} finding(s), {} undocumented endpoint(s))",
+                    checked.findings,
+                    checked.undocumented.len()
+                );
+            }
+            Ok(())
+        }
+        ApiCommand::Call {
+            target,
+            operation_id,
+            method,
+            path,
+            params,
+            body,
+            headers,
+            base_url,
+            execute,
+            dry_run,
+            json,
+        } => {
+            let endpoint = endpoint_ref(operation_id, method, path)?;
+            let request = CallEndpoint {
+                selector: selector(&target),
+                endpoint: Some(endpoint),
+                params: parse_params(&params)?,
+                headers: parse_headers(&headers)?,
+                body: body.as_deref().map(parse_body).transpose()?,
+                content_type: None,
+                base_url,
+                execute: if execute {
+                    Some(true)
+                } else if dry_run {
+                    Some(false)
+                } else {
+                    None
+                },
+            };
+            let outcome = contract::call_endpoint(&app, request).await?;
+            report(json, &outcome)
+        }
+        ApiCommand::Sample {
+            target,
+            operation_id,
+            method,
+            path,
+            json,
+        } => {
+            let endpoint = endpoint_ref(operation_id, method, path)?;
+            let sample = contract::code_sample(&app, &selector(&target), &endpoint).await?;
+            report(json, &sample)
         }
         ApiCommand::Show {
             target,
@@ -128,4 +227,54 @@ pub(crate) async fn run(mut config: Config, command: ApiCommand) -> anyhow::Resu
             crate::output::print(json, &measured, || measured.to_text())
         }
     }
+}
+
+/// `--param NAME=VALUE`s: a value that reads as a JSON array or object is one; anything else is
+/// a string (the spec's type decides how it is read).
+fn parse_params(params: &[String]) -> Result<Map<String, Value>, AppError> {
+    let mut out = Map::new();
+    for p in params {
+        let (name, value) = p.split_once('=').ok_or_else(|| {
+            AppError::invalid(format!(
+                "--param `{p}` is not NAME=VALUE (e.g. --param productId=7)"
+            ))
+        })?;
+        let value = value.trim();
+        let parsed = if value.starts_with('[') || value.starts_with('{') {
+            serde_json::from_str(value).map_err(|e| {
+                AppError::invalid(format!("--param {name}: `{value}` is not valid JSON ({e})"))
+            })?
+        } else {
+            Value::String(value.to_string())
+        };
+        out.insert(name.trim().to_string(), parsed);
+    }
+    Ok(out)
+}
+
+/// `--header 'NAME: VALUE'`s.
+fn parse_headers(headers: &[String]) -> Result<Vec<(String, String)>, AppError> {
+    headers
+        .iter()
+        .map(|h| {
+            h.split_once(':')
+                .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
+                .filter(|(k, _)| !k.is_empty())
+                .ok_or_else(|| AppError::invalid(format!("--header `{h}` is not `NAME: VALUE`")))
+        })
+        .collect()
+}
+
+/// `--body`: JSON, or `@FILE` holding JSON.
+fn parse_body(body: &str) -> Result<Value, AppError> {
+    let text = match body.strip_prefix('@') {
+        Some(path) => std::fs::read_to_string(path)
+            .map_err(|e| AppError::invalid(format!("cannot read the body file {path}: {e}")))?,
+        None => body.to_string(),
+    };
+    serde_json::from_str(&text).map_err(|e| {
+        AppError::invalid(format!(
+            "--body is not valid JSON ({e}); pass JSON, or @FILE to read it from a file"
+        ))
+    })
 }

@@ -661,6 +661,77 @@ pub(crate) enum ApiCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Check API traffic against the spec: a HAR file, or (without --har) the live traffic of
+    /// the running server's browser tab. Exits 1 when something differs from the spec
+    CheckTraffic {
+        #[command(flatten)]
+        target: SpecArgs,
+        /// A HAR file (DevTools → Network → Export HAR, Playwright, Firefox)
+        #[arg(long, value_name = "FILE")]
+        har: Option<PathBuf>,
+        /// Where the API runs, e.g. http://127.0.0.1:8080/api [default: the project's
+        /// base_url, else the spec's servers]
+        #[arg(long, value_name = "URL")]
+        base_url: Option<String>,
+        /// Also the requests of pages the tab showed before (live traffic only)
+        #[arg(long)]
+        include_previous_pages: bool,
+        /// The running server whose browser to read (live traffic only) [default:
+        /// DEVLENS_SERVER, `[server] http`, 127.0.0.1:7878]
+        #[arg(long, value_name = "HOST:PORT")]
+        server: Option<String>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Call an endpoint: arguments checked against the spec first, the answer checked after.
+    /// GET/HEAD/OPTIONS are sent; other methods print the request as curl unless --execute
+    Call {
+        #[command(flatten)]
+        target: SpecArgs,
+        /// The operationId (or give --method and --path)
+        #[arg(conflicts_with_all = ["method", "path"], required_unless_present = "method")]
+        operation_id: Option<String>,
+        #[arg(long, requires = "path")]
+        method: Option<String>,
+        #[arg(long, requires = "method")]
+        path: Option<String>,
+        /// A parameter (path, query or header), repeatable: --param productId=7 --param
+        /// tags='["a","b"]'
+        #[arg(long = "param", value_name = "NAME=VALUE")]
+        params: Vec<String>,
+        /// The request body: JSON, or @FILE
+        #[arg(long, value_name = "JSON|@FILE")]
+        body: Option<String>,
+        /// An extra header, repeatable: --header 'X-Trace: 1'
+        #[arg(long = "header", value_name = "NAME: VALUE")]
+        headers: Vec<String>,
+        /// Overrides the project's base URL
+        #[arg(long, value_name = "URL")]
+        base_url: Option<String>,
+        /// Send it, whatever the method
+        #[arg(long, conflicts_with = "dry_run")]
+        execute: bool,
+        /// Only show it (curl), whatever the method
+        #[arg(long)]
+        dry_run: bool,
+        #[arg(long)]
+        json: bool,
+    },
+    /// A TypeScript fetch function (types from the spec's schemas) and a curl line for an
+    /// endpoint
+    Sample {
+        #[command(flatten)]
+        target: SpecArgs,
+        /// The operationId (or give --method and --path)
+        #[arg(conflicts_with_all = ["method", "path"], required_unless_present = "method")]
+        operation_id: Option<String>,
+        #[arg(long, requires = "path")]
+        method: Option<String>,
+        #[arg(long, requires = "method")]
+        path: Option<String>,
+        #[arg(long)]
+        json: bool,
+    },
     /// Benchmark loading, indexing and search of a spec
     Bench {
         /// The spec file to measure
