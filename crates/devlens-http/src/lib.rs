@@ -1,5 +1,5 @@
-//! The devlens HTTP server: the REST API under `/api/`, `/metrics`, and whatever MCP transport
-//! the caller mounts (MCP Streamable HTTP at `/mcp`), on one port.
+//! The devlens HTTP server: the REST API under `/api/`, `/metrics`, the dev panel at `/`, and
+//! whatever MCP transport the caller mounts (MCP Streamable HTTP at `/mcp`), on one port.
 //!
 //! It binds loopback by default and checks `Host` and `Origin` on every request: a page on some
 //! other site must not be able to reach a local devlens through DNS rebinding or a cross-origin
@@ -17,6 +17,7 @@ mod docs;
 pub mod failure;
 mod guard;
 mod kb;
+mod panel;
 mod workspace;
 
 use std::{net::SocketAddr, sync::Arc};
@@ -36,6 +37,7 @@ pub fn router(app: Arc<App>, extra: Router, policy: OriginPolicy) -> Router {
     Router::new()
         .merge(extra)
         .merge(docs::metrics_route(Arc::clone(&app)))
+        .merge(panel::routes())
         .nest("/api", api::routes(app))
         .layer(middleware::from_fn_with_state(
             policy,

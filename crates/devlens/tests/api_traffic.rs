@@ -628,6 +628,114 @@ async fn the_cli_checks_the_running_servers_tab() {
         "{stdout}"
     );
     assert!(stdout.contains("Checked 5 calls against Shop API 1.2.0 (4 operations): 8 findings, 2 undocumented endpoints"), "{stdout}");
+
+    // The dev panel shows the same check, in a browser of its own.
+    let viewer_dir = tempfile::tempdir().unwrap();
+    let viewer = mcp::start(viewer_dir.path(), &[]).await;
+    mcp::ok(&viewer, "chrome", json!({"action": "launch"})).await;
+    mcp::ok(
+        &viewer,
+        "emulate",
+        json!({"viewport": {"width": 1280, "height": 800}}),
+    )
+    .await;
+    mcp::ok(&viewer, "navigate", json!({"url": format!("{base}/")})).await;
+    mcp::ok(
+        &viewer,
+        "wait_for",
+        json!({"selector": "#project option[value=shop]", "state": "attached"}),
+    )
+    .await;
+    // Bad input is answered beside the form, and nothing is sent.
+    mcp::ok(
+        &viewer,
+        "fill_element",
+        json!({"element": "#base-url", "value": "localhost:8080"}),
+    )
+    .await;
+    mcp::ok(&viewer, "click_element", json!({"element": "#check"})).await;
+    mcp::ok(
+        &viewer,
+        "wait_for",
+        json!({"text": "must start with http:// or https://"}),
+    )
+    .await;
+    mcp::ok(
+        &viewer,
+        "fill_element",
+        json!({"element": "#base-url", "value": ""}),
+    )
+    .await;
+    mcp::ok(
+        &viewer,
+        "fill_element",
+        json!({"element": "#har", "value": "missing/session.har"}),
+    )
+    .await;
+    mcp::ok(&viewer, "click_element", json!({"element": "#check"})).await;
+    mcp::ok(
+        &viewer,
+        "wait_for",
+        json!({"text": "cannot read the HAR file"}),
+    )
+    .await;
+    mcp::ok(
+        &viewer,
+        "fill_element",
+        json!({"element": "#har", "value": ""}),
+    )
+    .await;
+    mcp::ok(
+        &viewer,
+        "select_option",
+        json!({"element": "#project", "values": ["shop"]}),
+    )
+    .await;
+    mcp::ok(&viewer, "click_element", json!({"element": "#check"})).await;
+    mcp::ok(
+        &viewer,
+        "wait_for",
+        json!({"text": "8 findings, 2 undocumented endpoints"}),
+    )
+    .await;
+    let page = mcp::ok(&viewer, "snapshot", json!({})).await.text;
+    for expected in [
+        "Checked 5 calls against Shop API 1.2.0",
+        "listProducts GET /products",
+        "/1/price",
+        "\"99.00\"",
+        "the path is documented for GET only",
+    ] {
+        assert!(
+            page.contains(expected),
+            "{expected} not in the panel:\n{page}"
+        );
+    }
+    // Accessible, light and dark; the screenshots are kept for a person to look at.
+    let artifacts = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("test-artifacts");
+    std::fs::create_dir_all(&artifacts).unwrap();
+    for scheme in ["light", "dark"] {
+        mcp::ok(&viewer, "emulate", json!({"colorScheme": scheme})).await;
+        let audit = mcp::ok(&viewer, "audit_accessibility", json!({})).await;
+        let serious: Vec<&Value> = audit.data["violations"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|v| matches!(v["impact"].as_str(), Some("serious" | "critical")))
+            .collect();
+        assert!(serious.is_empty(), "{scheme}: {}", audit.text);
+        let file = format!("panel-api-traffic-{scheme}.png");
+        mcp::ok(
+            &viewer,
+            "screenshot",
+            json!({"path": file, "fullPage": true}),
+        )
+        .await;
+        std::fs::copy(viewer_dir.path().join(&file), artifacts.join(&file)).unwrap();
+    }
+    mcp::ok(&viewer, "chrome_disconnect", json!({})).await;
+    viewer.cancel().await.unwrap();
+
     let out = run(&["browser", "close"]);
     assert!(out.status.success());
 }
