@@ -461,15 +461,34 @@ async fn read_file(path: &Path) -> Result<Vec<u8>, OpenApiError> {
             reason: "it is a directory".into(),
         });
     }
+    let too_large = || OpenApiError::TooLarge {
+        location: path.display().to_string(),
+        limit_mb: MAX_DOCUMENT_BYTES / (1024 * 1024),
+    };
     if meta.len() > MAX_DOCUMENT_BYTES {
-        return Err(OpenApiError::TooLarge {
-            location: path.display().to_string(),
-            limit_mb: MAX_DOCUMENT_BYTES / (1024 * 1024),
-        });
+        return Err(too_large());
     }
-    tokio::fs::read(path)
-        .await
-        .map_err(|e| file_error(path, &e))
+    // Read at most one byte past the limit: the length above is 0 for a device or a pipe
+    // (`$ref: /dev/zero`, `--spec /dev/stdin`), whose end only the reading finds.
+    let owned = path.to_path_buf();
+    let bytes = tokio::task::spawn_blocking(move || {
+        use std::io::Read;
+        let mut bytes = Vec::new();
+        std::fs::File::open(&owned)?
+            .take(MAX_DOCUMENT_BYTES + 1)
+            .read_to_end(&mut bytes)
+            .map(|_| bytes)
+    })
+    .await
+    .map_err(|e| OpenApiError::Internal {
+        location: path.display().to_string(),
+        message: format!("the file reading task failed ({e})"),
+    })?
+    .map_err(|e| file_error(path, &e))?;
+    if bytes.len() as u64 > MAX_DOCUMENT_BYTES {
+        return Err(too_large());
+    }
+    Ok(bytes)
 }
 
 fn file_error(path: &Path, e: &std::io::Error) -> OpenApiError {

@@ -171,8 +171,12 @@ impl ScriptMaps {
 }
 
 /// A parsed source map.
+///
+/// Public so that anything holding a map's text (a build tool's output, a test, the fuzz
+/// targets in `fuzz/`) can read it the way the debugger does: [`SourceMap::parse`], then
+/// [`SourceMap::original`], [`SourceMap::generated`] and [`SourceMap::find_source`].
 #[derive(Debug, Default)]
-pub(crate) struct SourceMap {
+pub struct SourceMap {
     /// Source URLs, resolved against `sourceRoot` and the map's own URL.
     pub sources: Vec<String>,
     /// `sourcesContent`, where the map carries it.
@@ -201,7 +205,7 @@ pub(crate) struct Original {
 
 /// A position in an original source (0-based).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct OriginalPosition {
+pub struct OriginalPosition {
     pub source: usize,
     pub line: u32,
     pub column: u32,
@@ -210,7 +214,7 @@ pub(crate) struct OriginalPosition {
 
 /// A position in the generated script (0-based).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct GeneratedPosition {
+pub struct GeneratedPosition {
     pub line: u32,
     pub column: u32,
 }
@@ -225,7 +229,7 @@ const SLIDE_LINES: u32 = 20;
 impl SourceMap {
     /// Parses map JSON; `map_url` resolves relative source URLs (the script's URL for inline
     /// maps).
-    pub(crate) fn parse(text: &str, map_url: &str) -> Result<Self, String> {
+    pub fn parse(text: &str, map_url: &str) -> Result<Self, String> {
         let text = text.trim_start_matches('\u{feff}');
         // Maps may start with `)]}'` to stop them running as script.
         let text = match text.strip_prefix(")]}'") {
@@ -406,7 +410,7 @@ impl SourceMap {
 
     /// Where a generated position came from. A column before the line's first mapping takes
     /// that first mapping (indentation); a segment without a source maps nowhere.
-    pub(crate) fn original(&self, line: u32, column: u32) -> Option<OriginalPosition> {
+    pub fn original(&self, line: u32, column: u32) -> Option<OriginalPosition> {
         let segs = self.lines.get(line as usize)?;
         let at = segs.partition_point(|s| s.column <= column);
         let seg = if at == 0 {
@@ -427,7 +431,7 @@ impl SourceMap {
     /// order. Without a column: the first mapping of the line in each generated line it landed
     /// on; with one: the mapping at or after it on that line. A line without code slides down
     /// to the next one that has some (like DevTools); the line found is returned too.
-    pub(crate) fn generated(
+    pub fn generated(
         &self,
         source: usize,
         line: u32,
@@ -482,7 +486,7 @@ impl SourceMap {
 
     /// The index of the source whose URL matches `pattern` (a full URL or its end, as
     /// breakpoints take them); several matches prefer the shortest URL.
-    pub(crate) fn find_source(&self, pattern: &str) -> Option<usize> {
+    pub fn find_source(&self, pattern: &str) -> Option<usize> {
         self.sources
             .iter()
             .enumerate()

@@ -1,0 +1,10 @@
+//! A sitemap or sitemap index as the docs crawler reads it: the `<loc>` of each entry,
+//! entity-decoded, CDATA unwrapped.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| {
+    let text = String::from_utf8_lossy(data);
+    let _ = devlens_docs::sitemap::parse(&text);
+});
