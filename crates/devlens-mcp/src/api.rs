@@ -59,7 +59,7 @@ pub(crate) struct ListEndpointsArgs {
     /// Skip this many endpoints (paging).
     #[serde(default)]
     pub offset: Option<usize>,
-    /// At most this many endpoints (default 100).
+    /// At most this many endpoints (default 100, at most 200; nextOffset pages on).
     #[serde(default)]
     pub limit: Option<usize>,
     #[serde(flatten)]
@@ -263,7 +263,8 @@ impl DevlensServer {
     ) -> CallToolResult {
         let limit = args
             .limit
-            .unwrap_or(devlens_openapi::explorer::DEFAULT_PAGE);
+            .unwrap_or(devlens_openapi::explorer::DEFAULT_PAGE)
+            .min(devlens_openapi::explorer::MAX_PAGE);
         let page = self
             .app()
             .api()

@@ -14,7 +14,7 @@ use rmcp::{
 use serde::Deserialize;
 
 use devlens_app::{AppError, kb::SaveSolution};
-use devlens_kb::{AskRequest, Deleted, Saved, SearchMode, SearchOptions, Solution};
+use devlens_kb::{AskRequest, Deleted, Saved, SearchMode, SearchOptions, SolutionRead};
 
 use crate::{DevlensServer, reply::reply};
 
@@ -78,6 +78,16 @@ pub(crate) struct IdArgs {
     pub id: String,
 }
 
+#[derive(Debug, Deserialize, JsonSchema)]
+pub(crate) struct GetArgs {
+    /// The solution's id, from search_solutions or ask_knowledge_base.
+    pub id: String,
+    /// Read the text from this character on: the nextOffset of a previous answer whose text was
+    /// cut (default 0).
+    #[serde(default)]
+    pub offset: Option<usize>,
+}
+
 #[tool_router(router = kb_tools, vis = "pub(crate)")]
 impl DevlensServer {
     /// Save a solution (fix, snippet, answer) to the knowledge base, to be found later by
@@ -100,7 +110,7 @@ impl DevlensServer {
             let kb = self.app().kb()?;
             save.run(&kb).await
         };
-        reply(saved.await)
+        reply(saved.await.map(Saved::with_text_cut))
     }
 
     /// Search saved solutions: best first, with score and excerpt.
@@ -153,14 +163,16 @@ impl DevlensServer {
         reply(answer.await)
     }
 
-    /// A saved solution in full.
+    /// A saved solution: its fields and text (a long text comes in parts: the answer says the
+    /// offset to read on from).
     #[tool(
         name = "get_solution",
         annotations(title = "Get a saved solution", read_only_hint = true, idempotent_hint = true, open_world_hint = false),
-        output_schema = schema_for_output::<Solution>()
+        output_schema = schema_for_output::<SolutionRead>()
     )]
-    async fn get_solution(&self, Parameters(args): Parameters<IdArgs>) -> CallToolResult {
-        reply(self.app().kb().and_then(|kb| kb.get(&args.id)))
+    async fn get_solution(&self, Parameters(args): Parameters<GetArgs>) -> CallToolResult {
+        let offset = args.offset.unwrap_or(0);
+        reply(self.app().kb().and_then(|kb| kb.read(&args.id, offset)))
     }
 
     /// Delete a saved solution.

@@ -114,7 +114,7 @@ pub(crate) fn build(
         method: op.method.clone(),
         path: op.path.clone(),
         operation_id: op.operation_id.clone(),
-        summary: op.summary.clone(),
+        summary: op.shown_summary(),
         description,
         tags: op.tags.clone(),
         deprecated: op.deprecated,

@@ -103,8 +103,22 @@ impl From<&Operation> for EndpointSummary {
             method: op.method.clone(),
             path: op.path.clone(),
             operation_id: op.operation_id.clone(),
-            summary: op.summary.clone(),
+            summary: op.shown_summary(),
         }
+    }
+}
+
+/// Characters of an operation's summary in lists, search hits and details: a summary is one
+/// line, but nothing stops a spec from putting a page there, and a list repeats it per endpoint.
+pub(crate) const SUMMARY_CHARS: usize = 300;
+
+impl Operation {
+    /// The summary as answers show it: at most [`SUMMARY_CHARS`] characters, cut with `…`
+    /// (the full text stays in the spec; `description` is where specs put long prose).
+    pub fn shown_summary(&self) -> Option<String> {
+        self.summary
+            .as_deref()
+            .map(|s| crate::schema::truncate_chars(s, SUMMARY_CHARS))
     }
 }
 

@@ -313,7 +313,7 @@ impl OperationIndex {
                     operation_id: op.operation_id.clone(),
                     method: op.method.clone(),
                     path: op.path.clone(),
-                    summary: op.summary.clone(),
+                    summary: op.shown_summary(),
                     score: (score * 1000.0).round() / 1000.0,
                     details: None,
                 }

@@ -206,15 +206,20 @@ impl FileStore {
         }
     }
 
-    /// Best effort: an old version still open by a reader elsewhere is removed next time.
+    /// Best effort: an old version still open by a reader elsewhere is removed next time. What
+    /// a killed save left (a half-written version, a `CURRENT` replacement never renamed) goes
+    /// too, so crashes do not pile up files.
     fn remove_old_versions(&self, dir: &Path, live: &str) {
         let Ok(entries) = std::fs::read_dir(dir) else {
             return;
         };
+        let pending_current = format!(".{CURRENT}.");
         for entry in entries.flatten() {
             let name = entry.file_name().to_string_lossy().into_owned();
             if name.starts_with("v-") && name != live {
                 let _ = std::fs::remove_dir_all(entry.path());
+            } else if name.starts_with(&pending_current) {
+                let _ = std::fs::remove_file(entry.path());
             }
         }
     }
@@ -292,8 +297,30 @@ mod tests {
         let half = dir.path().join("api/v-999-1");
         std::fs::create_dir(&half).unwrap();
         std::fs::write(half.join("meta.json"), b"{\"model\":").unwrap();
+        // …and, killed between writing the new CURRENT and renaming it, a stray replacement.
+        std::fs::write(dir.path().join("api/.CURRENT.v-999-1"), b"v-999-1").unwrap();
         let loaded = store.load::<Meta, String>("api").unwrap().unwrap();
         assert_eq!(loaded.meta.model, "m1");
+        // The next save clears both.
+        store
+            .save(
+                "api",
+                &Meta { model: "m2".into() },
+                &["b".to_string()],
+                &vectors(&[[0.0, 1.0]]),
+            )
+            .unwrap();
+        let mut left: Vec<String> = std::fs::read_dir(dir.path().join("api"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        left.sort();
+        assert_eq!(left.len(), 2, "{left:?}");
+        assert_eq!(left[0], "CURRENT");
+        assert!(
+            left[1].starts_with("v-") && left[1] != "v-999-1",
+            "{left:?}"
+        );
     }
 
     #[test]
