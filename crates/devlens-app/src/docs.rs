@@ -1,11 +1,15 @@
-//! The docs family's requests: where a library's docs come from when they are added. Queries
-//! and lookups take the docs crate's own inputs ([`devlens_docs::QueryDocsInput`]), which every
-//! surface deserializes or builds as they are.
+//! The docs family's requests: where a library's docs come from when they are added, what an
+//! ingest reports while it runs, and removing a library. Queries and lookups take the docs
+//! crate's own inputs ([`devlens_docs::QueryDocsInput`]), which every surface deserializes or
+//! builds as they are.
 
 use std::path::PathBuf;
 
-use devlens_docs::DocsSource;
+use serde::{Deserialize, Serialize};
+
+use devlens_core::{ErrorKind, Report};
 use devlens_docs::crawl::CrawlLimits;
+use devlens_docs::{Docs, DocsSource, IngestRequest, IngestStage, validate_id};
 
 use crate::AppError;
 
@@ -54,6 +58,120 @@ pub fn docs_source(input: SourceInput) -> Result<DocsSource, AppError> {
     }
 }
 
+/// A library to add, as the REST API and the panel send it: an id, and a folder (`path`) or a
+/// site crawled from `url`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AddDocs {
+    pub id: String,
+    pub path: Option<String>,
+    pub url: Option<String>,
+    #[serde(alias = "max_pages")]
+    pub max_pages: Option<usize>,
+    #[serde(alias = "max_depth")]
+    pub max_depth: Option<usize>,
+    #[serde(default, alias = "ignore_robots")]
+    pub ignore_robots: bool,
+    pub version: Option<String>,
+    pub name: Option<String>,
+    pub description: Option<String>,
+}
+
+impl AddDocs {
+    /// The ingest request, checked before anything is read or fetched: an id is there and well
+    /// formed, and exactly one source is given.
+    pub fn into_request(self) -> Result<IngestRequest, AppError> {
+        if self.id.trim().is_empty() {
+            return Err(AppError::invalid(
+                "give the library an id: a slug like `react` or a path like `/facebook/react`",
+            ));
+        }
+        let id = validate_id(&self.id)?;
+        let source = docs_source(SourceInput {
+            path: self.path.map(Into::into),
+            url: self.url,
+            max_pages: self.max_pages,
+            max_depth: self.max_depth,
+            ignore_robots: self.ignore_robots,
+        })?;
+        Ok(IngestRequest {
+            id,
+            source,
+            version: self.version,
+            name: self.name,
+            description: self.description,
+        })
+    }
+}
+
+/// What an ingest is doing, as a stream reports it: `done` of `total` pages read (or fetched),
+/// then sections embedded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct IngestProgress {
+    pub stage: &'static str,
+    pub done: usize,
+    pub total: usize,
+}
+
+impl IngestProgress {
+    pub fn new(stage: IngestStage, done: usize, total: usize) -> Self {
+        Self {
+            stage: match stage {
+                IngestStage::Reading => "reading",
+                IngestStage::Embedding => "embedding",
+            },
+            done,
+            total,
+        }
+    }
+}
+
+/// A removed library (every version), or one removed version.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct RemovedDocs {
+    pub id: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
+    pub removed: bool,
+}
+
+impl Report for RemovedDocs {
+    fn to_text(&self) -> String {
+        match &self.version {
+            Some(v) => format!("removed {} {v}", self.id),
+            None => format!("removed {}", self.id),
+        }
+    }
+}
+
+/// Removes library `id`, or only its `version`; a library (or version) that is not stored is
+/// a not-found error that says where to look.
+pub fn remove(docs: &Docs, id: &str, version: Option<&str>) -> Result<RemovedDocs, AppError> {
+    let id = id.trim();
+    if id.is_empty() {
+        return Err(AppError::invalid(
+            "give the id of the library to remove (see `devlens docs list`)",
+        ));
+    }
+    let version = version.map(str::trim).filter(|v| !v.is_empty());
+    if !docs.remove(id, version)? {
+        return Err(AppError::new(
+            ErrorKind::NotFound,
+            format!(
+                "nothing to remove: library `{id}`{} is not stored (see `devlens docs list`)",
+                version
+                    .map(|v| format!(" version `{v}`"))
+                    .unwrap_or_default()
+            ),
+        ));
+    }
+    Ok(RemovedDocs {
+        id: id.to_string(),
+        version: version.map(str::to_string),
+        removed: true,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -95,5 +213,50 @@ mod tests {
         ] {
             assert!(docs_source(input).is_err());
         }
+    }
+
+    #[test]
+    fn an_added_library_needs_a_good_id_and_one_source() {
+        let ok = AddDocs {
+            id: " /acme/widgets ".into(),
+            path: Some("docs".into()),
+            url: Some("  ".into()),
+            ..AddDocs::default()
+        }
+        .into_request()
+        .unwrap();
+        assert_eq!(ok.id, "/acme/widgets");
+        assert!(matches!(ok.source, DocsSource::Path(_)));
+        let message = |add: AddDocs| add.into_request().unwrap_err().to_string();
+        assert!(message(AddDocs::default()).contains("give the library an id"));
+        assert!(
+            message(AddDocs {
+                id: "Bad Id".into(),
+                path: Some("docs".into()),
+                ..AddDocs::default()
+            })
+            .contains("invalid library id")
+        );
+        assert!(
+            message(AddDocs {
+                id: "widgets".into(),
+                ..AddDocs::default()
+            })
+            .contains("give exactly one of `path`")
+        );
+    }
+
+    #[test]
+    fn removing_what_is_not_stored_says_so() {
+        let dir = tempfile::tempdir().unwrap();
+        let docs = Docs::with_embedder(&dir.path().join("docs.sqlite"), None).unwrap();
+        let error = remove(&docs, "widgets", Some("2.0")).unwrap_err();
+        assert_eq!(devlens_core::Classify::kind(&error), ErrorKind::NotFound);
+        assert!(
+            error
+                .to_string()
+                .contains("`widgets` version `2.0` is not stored"),
+            "{error}"
+        );
     }
 }

@@ -9,9 +9,13 @@
 //!   knowledge base (opened on first use and shared by every caller of the process, with one
 //!   embedding model between them), the browser sessions, and the workspace every path a tool
 //!   touches is confined to.
-//! - The family modules ([`api`], [`audit`], [`browser`], [`contract`], [`debugger`], [`docs`], [`kb`], [`workspace`]) turn what a caller sent into
-//!   the domain's requests — naming an endpoint, choosing a spec, saving or updating a solution,
-//!   the rule that an empty string clears a field — and say what is wrong when it cannot.
+//! - The family modules ([`api`], [`audit`], [`browser`], [`contract`], [`debugger`], [`docs`],
+//!   [`kb`], [`projects`], [`workspace`]) turn what a caller sent into the domain's requests —
+//!   naming an endpoint, choosing a spec, saving or updating a solution, the rule that an empty
+//!   string clears a field — and say what is wrong when it cannot.
+//! - What the dev panel and the extension add: [`live`] (the browser's records as a change feed,
+//!   read without moving the agent's marks), [`status`] (model, engine, index sizes),
+//!   [`extension`] (pairing the Chrome extension with this server).
 //! - Results are the domain's own types, each a [`Report`] (serializable, plus compact text);
 //!   failures are [`AppError`]s, each with an [`ErrorKind`] the surfaces map to an HTTP status,
 //!   an exit code or an MCP error reply.
@@ -25,10 +29,13 @@ pub mod audit;
 pub mod browser;
 pub mod contract;
 pub mod debugger;
-
 pub mod docs;
 mod error;
+pub mod extension;
 pub mod kb;
+pub mod live;
+pub mod projects;
+pub mod status;
 pub mod workspace;
 
 use std::path::{Path, PathBuf};
@@ -59,6 +66,8 @@ pub struct App {
     workspace_root: PathBuf,
     read_only_workspace: bool,
     workspace: Mutex<Option<Arc<Workspace>>>,
+    /// Which Chrome extensions may call this server.
+    extension: extension::ExtensionPairing,
 }
 
 impl std::fmt::Debug for App {
@@ -81,6 +90,7 @@ impl App {
             config.file.embedding.clone(),
             config.data_dir.clone(),
         ));
+        let extension = extension::ExtensionPairing::new(&config.data_dir);
         Self {
             api: ApiExplorer::new(config.clone()).with_lazy_embedder(Arc::clone(&embedder)),
             config,
@@ -91,6 +101,7 @@ impl App {
             workspace_root: PathBuf::from("."),
             read_only_workspace: false,
             workspace: Mutex::new(None),
+            extension,
         }
     }
 
@@ -189,6 +200,11 @@ impl App {
             self.config.data_dir.root(),
             self.read_only_workspace,
         )?))
+    }
+
+    /// The Chrome extension pairing: its token and the paired extension origins.
+    pub fn extension(&self) -> &extension::ExtensionPairing {
+        &self.extension
     }
 
     /// The browser connections (launched or attached) and their tabs.

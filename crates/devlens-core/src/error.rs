@@ -17,6 +17,11 @@ pub enum CoreError {
     #[error("{path} is not valid TOML: {message}. Fix the file or remove it to use the defaults.")]
     ConfigSyntax { path: PathBuf, message: String },
     #[error(
+        "cannot save the settings into {path}: {message}. Nothing was changed; set them by hand \
+         in the file's [kb] table."
+    )]
+    ConfigEdit { path: PathBuf, message: String },
+    #[error(
         "{path} is not a projects file devlens understands: {message}. Expected a JSON list of \
          projects such as [{{\"name\": \"petstore\", \"swaggerUrl\": \"https://…/openapi.json\"}}]."
     )]

@@ -6,6 +6,7 @@
 
 pub mod clock;
 pub mod config;
+pub mod config_edit;
 pub mod error;
 pub mod paths;
 pub mod percent;

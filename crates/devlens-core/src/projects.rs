@@ -191,6 +191,11 @@ impl ProjectRegistry {
         self.projects.iter().map(|p| p.name.clone()).collect()
     }
 
+    /// Whether `name` can name a project (letters, digits, `.`, `_`, `-`; at most 100).
+    pub fn check_name(&self, name: &str) -> Result<(), CoreError> {
+        validate_name(name)
+    }
+
     /// Adds or replaces a project in the managed `projects.json`, keeping whatever else the file
     /// holds (other keys, other projects, its shape).
     pub fn add(&mut self, name: &str, spec: &str) -> Result<Project, CoreError> {

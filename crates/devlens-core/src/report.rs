@@ -36,6 +36,8 @@ impl<T: Report + ?Sized> Report for Box<T> {
 pub enum ErrorKind {
     /// The request is malformed, out of range or ambiguous: the caller can fix it.
     InvalidInput,
+    /// The caller did not prove who it is (a wrong pairing token).
+    Unauthorized,
     /// Something named (a project, an operation, a library, a solution, a tab) does not exist.
     NotFound,
     /// The request clashes with what is going on (an index being built, an id taken).
@@ -58,8 +60,9 @@ pub enum ErrorKind {
 }
 
 impl ErrorKind {
-    pub const ALL: [ErrorKind; 10] = [
+    pub const ALL: [ErrorKind; 11] = [
         Self::InvalidInput,
+        Self::Unauthorized,
         Self::NotFound,
         Self::Conflict,
         Self::Precondition,
@@ -75,6 +78,7 @@ impl ErrorKind {
     pub fn http_status(self) -> u16 {
         match self {
             Self::InvalidInput => 400,
+            Self::Unauthorized => 401,
             Self::NotFound => 404,
             Self::Conflict | Self::Precondition => 409,
             Self::Gone => 410,
@@ -91,7 +95,7 @@ impl ErrorKind {
     /// or failing service (a retry or an install may help), 1 for the rest.
     pub fn exit_code(self) -> u8 {
         match self {
-            Self::InvalidInput => 2,
+            Self::InvalidInput | Self::Unauthorized => 2,
             Self::NotFound => 3,
             Self::Unavailable | Self::Upstream | Self::Timeout => 4,
             Self::Conflict
@@ -105,6 +109,7 @@ impl ErrorKind {
     pub fn as_str(self) -> &'static str {
         match self {
             Self::InvalidInput => "invalidInput",
+            Self::Unauthorized => "unauthorized",
             Self::NotFound => "notFound",
             Self::Conflict => "conflict",
             Self::Precondition => "precondition",
@@ -152,6 +157,7 @@ impl Classify for crate::CoreError {
             | CoreError::InvalidProjectName { .. }
             | CoreError::ConfigSyntax { .. }
             | CoreError::ProjectsSyntax { .. } => ErrorKind::InvalidInput,
+            CoreError::ConfigEdit { .. } => ErrorKind::Unprocessable,
             CoreError::Read { .. } | CoreError::Write { .. } | CoreError::NoDataDir => {
                 ErrorKind::Internal
             }

@@ -130,6 +130,10 @@ impl Embedder for CachedEmbedder {
         self.inner.dims()
     }
 
+    fn engine(&self) -> Option<String> {
+        self.inner.engine()
+    }
+
     fn embed_documents<'a>(
         &'a self,
         texts: &'a [String],

@@ -123,6 +123,12 @@ pub trait Embedder: Send + Sync + std::fmt::Debug {
     /// answer has arrived.
     fn dims(&self) -> usize;
 
+    /// What computes the vectors on this machine, for status pages: `candle` or
+    /// `onnx (<file>)` for the local model; `None` for a remote provider.
+    fn engine(&self) -> Option<String> {
+        None
+    }
+
     /// Embeds documents for indexing, in micro-batches, calling `progress(done, total)` after
     /// each batch.
     fn embed_documents<'a>(

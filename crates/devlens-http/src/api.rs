@@ -4,25 +4,25 @@ use std::sync::Arc;
 
 use axum::{
     Json, Router,
-    extract::State,
-    routing::{get, post},
+    extract::{Path, State},
+    http::{HeaderMap, StatusCode},
+    response::{IntoResponse, Response},
+    routing::{delete, get, post},
 };
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use serde_json::json;
-
-use axum::http::HeaderMap;
-use axum::response::Response;
 
 use devlens_app::{
     App,
     api::{SearchInput, endpoint_ref, search_request, spec_selector},
     browser::ConnectionArgs,
     contract::{self, CallEndpoint, CheckTraffic, TrafficSource},
+    projects::{ProjectList, ReindexAll, ReindexEvent},
 };
-
-use crate::browser::answer;
 use devlens_openapi::explorer::SpecSelector;
 
+use crate::browser::answer;
+use crate::events;
 use crate::failure::{Body, Failure, JsonResult, Params};
 
 type Shared = State<Arc<App>>;
@@ -30,12 +30,17 @@ type Shared = State<Arc<App>>;
 pub(crate) fn routes(app: Arc<App>) -> Router {
     Router::new()
         .route("/health", get(health))
-        .route("/projects", get(projects))
+        .route("/projects", get(projects).post(add_project))
+        .route("/projects/{name}", delete(remove_project))
+        .route("/projects/{name}/activate", post(activate_project))
         .route("/tags", get(tags))
         .route("/endpoints", get(endpoints))
         .route("/endpoint", get(endpoint))
         .route("/search", get(search_get).post(search_post))
         .route("/embed/reindex", post(embed_reindex))
+        .route("/embed/reindex/stream", post(embed_reindex_stream))
+        .route("/embed/reindex-all", post(embed_reindex_all))
+        .route("/embed/reindex-all/stream", post(embed_reindex_all_stream))
         .route("/embed/status", get(embed_status))
         .route("/embed/search", post(embed_search))
         .route("/check-traffic", post(check_traffic))
@@ -67,18 +72,41 @@ async fn health() -> Json<serde_json::Value> {
     Json(json!({ "status": "ok", "version": env!("CARGO_PKG_VERSION") }))
 }
 
-#[derive(Serialize)]
-struct ProjectList {
-    projects: Vec<devlens_core::Project>,
-    active: Option<String>,
+async fn projects(State(app): Shared) -> JsonResult<ProjectList> {
+    Ok(Json(devlens_app::projects::list(&app)?))
 }
 
-async fn projects(State(app): Shared) -> JsonResult<ProjectList> {
-    let registry = app.api().projects()?;
-    Ok(Json(ProjectList {
-        projects: registry.projects().to_vec(),
-        active: registry.active_name(),
-    }))
+/// A project to add.
+#[derive(Debug, Deserialize)]
+struct NewProject {
+    #[serde(default)]
+    name: String,
+    #[serde(default)]
+    spec: String,
+}
+
+/// `POST /api/projects` with `{name, spec}`: added once the spec loads; 201 with the project.
+async fn add_project(
+    State(app): Shared,
+    Body(body): Body<NewProject>,
+) -> Result<(StatusCode, Json<devlens_core::Project>), Failure> {
+    let project = devlens_app::projects::add(&app, &body.name, &body.spec).await?;
+    Ok((StatusCode::CREATED, Json(project)))
+}
+
+/// `DELETE /api/projects/{name}`.
+async fn remove_project(
+    State(app): Shared,
+    Path(name): Path<String>,
+) -> JsonResult<serde_json::Value> {
+    devlens_app::projects::remove(&app, &name)?;
+    Ok(Json(json!({ "removed": name })))
+}
+
+/// `POST /api/projects/{name}/activate`.
+async fn activate_project(State(app): Shared, Path(name): Path<String>) -> JsonResult<ProjectList> {
+    devlens_app::projects::activate(&app, &name)?;
+    Ok(Json(devlens_app::projects::list(&app)?))
 }
 
 async fn tags(
@@ -204,6 +232,69 @@ async fn embed_reindex(
         })
         .await?;
     Ok(Json(report))
+}
+
+/// `POST /api/embed/reindex/stream?project=NAME[&force=true]`: the same build, answered as
+/// server-sent events while it runs — `progress` (`{done, total}`), then `done` (the report) or
+/// `error` (`{error, kind}`) — so the panel can show the badge and the bar move.
+async fn embed_reindex_stream(
+    State(app): Shared,
+    Params(query): Params<ReindexQuery>,
+) -> impl IntoResponse {
+    events::stream(move |events| async move {
+        let selector = query.target.selector();
+        let progress = {
+            let events = events.clone();
+            move |done: usize, total: usize| {
+                events.send("progress", &json!({ "done": done, "total": total }))
+            }
+        };
+        let result = app
+            .api()
+            .build_index(&selector, query.force, &progress)
+            .await;
+        events.finish(result);
+    })
+}
+
+#[derive(Debug, Deserialize)]
+struct ReindexAllQuery {
+    #[serde(default)]
+    force: bool,
+}
+
+/// `POST /api/embed/reindex-all/stream[?force=true]`: every project re-indexed in turn, as
+/// server-sent events — `started` (`{project, index, of}`), `progress` (`{project, done,
+/// total}`), `finished` (`{project, report | error}`) per project, then `done` (the summary).
+async fn embed_reindex_all_stream(
+    State(app): Shared,
+    Params(query): Params<ReindexAllQuery>,
+) -> impl IntoResponse {
+    events::stream(move |events| async move {
+        let on_event = {
+            let events = events.clone();
+            move |event: ReindexEvent| {
+                let name = match &event {
+                    ReindexEvent::Started { .. } => "started",
+                    ReindexEvent::Progress { .. } => "progress",
+                    ReindexEvent::Finished { .. } => "finished",
+                };
+                events.send(name, &event)
+            }
+        };
+        let result = devlens_app::projects::reindex_all(&app, query.force, &on_event).await;
+        events.finish(result);
+    })
+}
+
+/// `POST /api/embed/reindex-all[?force=true]`: the same, answered once all are done.
+async fn embed_reindex_all(
+    State(app): Shared,
+    Params(query): Params<ReindexAllQuery>,
+) -> JsonResult<ReindexAll> {
+    Ok(Json(
+        devlens_app::projects::reindex_all(&app, query.force, &|_| {}).await?,
+    ))
 }
 
 /// `GET /api/embed/status?project=NAME`.

@@ -4,19 +4,26 @@
 //! text an agent reads. The dev panel, the extension and the CLI's session commands drive the
 //! same browser sessions an agent does.
 
+use std::collections::VecDeque;
+use std::convert::Infallible;
 use std::sync::Arc;
 
 use axum::{
     Json, Router,
     extract::{State, rejection::JsonRejection},
     http::{HeaderMap, header},
-    response::{IntoResponse, Response},
+    response::{
+        IntoResponse, Response,
+        sse::{Event, KeepAlive, Sse},
+    },
     routing::{get, post},
 };
 use base64::Engine as _;
+use futures_util::Stream;
 use serde::Serialize;
 use serde_json::{Value, json};
 
+use devlens_app::live::{BrowserWatch, POLL_INTERVAL};
 use devlens_app::{
     App, AppError, Report, audit,
     browser::{self, WithScreenshot},
@@ -114,7 +121,9 @@ macro_rules! tool_routes {
 }
 
 pub(crate) fn routes() -> Router<Arc<App>> {
-    let router = Router::new().route("/browser/connections", get(connections));
+    let router = Router::new()
+        .route("/browser/connections", get(connections))
+        .route("/browser/events", get(events));
     tool_routes!(router,
         "/browser/chrome" => |app, args: browser::ChromeArgs| answer(&browser::chrome(&app, args).await?)?,
         "/browser/disconnect" => |app, args: browser::ConnectionArgs| answer(&browser::disconnect(&app, args).await?)?,
@@ -166,4 +175,30 @@ pub(crate) fn routes() -> Router<Arc<App>> {
 /// `GET /api/browser/connections`: what `chrome_list_connections` answers.
 async fn connections(State(app): Shared, headers: HeaderMap) -> Result<Response, Failure> {
     Ok(answer(&browser::connections(&app))?.respond(&headers))
+}
+
+/// `GET /api/browser/events`: server-sent events of the agent's browser as it changes —
+/// `browser` (connections and tabs), `page` (the active tab shows another document), `console`,
+/// `network`, `paused` (the pause context) and `resumed` — for the dev panel's Browser page.
+/// Each client has its own [`BrowserWatch`]; it stops when the client goes.
+async fn events(State(app): Shared) -> Sse<impl Stream<Item = Result<Event, Infallible>>> {
+    let start = (app, BrowserWatch::new(), VecDeque::<Event>::new(), true);
+    let stream =
+        futures_util::stream::unfold(start, |(app, mut watch, mut ready, first)| async move {
+            let mut first = first;
+            while ready.is_empty() {
+                if !first {
+                    tokio::time::sleep(POLL_INTERVAL).await;
+                }
+                first = false;
+                ready.extend(watch.poll(&app).await.iter().map(|event| {
+                    Event::default()
+                        .event(event.name())
+                        .data(serde_json::to_string(event).unwrap_or_default())
+                }));
+            }
+            let event = ready.pop_front()?;
+            Some((Ok(event), (app, watch, ready, first)))
+        });
+    Sse::new(stream).keep_alive(KeepAlive::default())
 }

@@ -1,23 +1,23 @@
 //! REST endpoints for library docs under `/api/docs/`: the operations of the `resolve_library_id`
-//! and `query_docs` tools and of `devlens docs list|add`, for the dev panel.
+//! and `query_docs` tools and of `devlens docs list|add|remove`, for the dev panel.
 
 use std::sync::Arc;
 
 use axum::{
     Json, Router,
     extract::State,
+    response::sse::{Event, KeepAlive, Sse},
     response::{IntoResponse, Response},
-    routing::get,
+    routing::{get, post},
 };
 use serde::Deserialize;
+use serde_json::json;
 
 use devlens_app::{
     App,
-    docs::{SourceInput, docs_source},
+    docs::{AddDocs, IngestProgress, RemovedDocs},
 };
-use devlens_docs::{
-    IngestReport, IngestRequest, LibraryList, QueryDocsInput, QueryDocsOutput, Resolved,
-};
+use devlens_docs::{IngestReport, LibraryList, QueryDocsInput, QueryDocsOutput, Resolved};
 
 use crate::failure::{Body, Failure, JsonResult, Params};
 
@@ -25,7 +25,11 @@ type Shared = State<Arc<App>>;
 
 pub(crate) fn routes() -> Router<Arc<App>> {
     Router::new()
-        .route("/docs/libraries", get(libraries).post(add_library))
+        .route(
+            "/docs/libraries",
+            get(libraries).post(add_library).delete(remove_library),
+        )
+        .route("/docs/libraries/stream", post(add_library_stream))
         .route("/docs/resolve", get(resolve))
         .route("/docs/query", get(query_get).post(query_post))
 }
@@ -37,40 +41,73 @@ async fn libraries(State(app): Shared) -> JsonResult<LibraryList> {
 
 /// `POST /api/docs/libraries`: ingest a folder (`path`) or a site crawled from `url` (within
 /// `maxPages` and `maxDepth`; `ignoreRobots` fetches what the site's robots.txt disallows).
-#[derive(Debug, Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct AddLibrary {
-    id: String,
-    path: Option<String>,
-    url: Option<String>,
-    #[serde(alias = "max_pages")]
-    max_pages: Option<usize>,
-    #[serde(alias = "max_depth")]
-    max_depth: Option<usize>,
-    #[serde(default, alias = "ignore_robots")]
-    ignore_robots: bool,
-    version: Option<String>,
-    name: Option<String>,
-    description: Option<String>,
-}
-
-async fn add_library(State(app): Shared, Body(body): Body<AddLibrary>) -> JsonResult<IngestReport> {
-    let source = docs_source(SourceInput {
-        path: body.path.map(Into::into),
-        url: body.url,
-        max_pages: body.max_pages,
-        max_depth: body.max_depth,
-        ignore_robots: body.ignore_robots,
-    })?;
-    let request = IngestRequest {
-        id: body.id,
-        source,
-        version: body.version,
-        name: body.name,
-        description: body.description,
-    };
+async fn add_library(State(app): Shared, Body(body): Body<AddDocs>) -> JsonResult<IngestReport> {
+    let request = body.into_request()?;
     let report = app.docs()?.ingest(&request, &|_, _, _| {}).await?;
     Ok(Json(report))
+}
+
+/// `POST /api/docs/libraries/stream?id=ID&path=DIR` (or `&url=URL`, and the other fields of
+/// `POST /api/docs/libraries` as query parameters): the same ingest, answered as server-sent
+/// events while it runs — `progress` (`{stage, done, total}`: pages read, then sections
+/// embedded), then `done` (the report) or `error` (`{error, kind}`). A request that is wrong
+/// before anything is read (no id, no source) is a plain 400.
+async fn add_library_stream(
+    State(app): Shared,
+    Params(body): Params<AddDocs>,
+) -> Result<Sse<impl futures_util::Stream<Item = Result<Event, std::convert::Infallible>>>, Failure>
+{
+    let request = body.into_request()?;
+    let docs = app.docs()?;
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel::<Event>();
+    let progress_tx = tx.clone();
+    tokio::spawn(async move {
+        let progress = move |stage, done, total| {
+            let event = Event::default()
+                .event("progress")
+                .json_data(IngestProgress::new(stage, done, total));
+            if let Ok(event) = event {
+                let _ = progress_tx.send(event);
+            }
+        };
+        let event = match docs.ingest(&request, &progress).await {
+            Ok(report) => Event::default()
+                .event("done")
+                .data(serde_json::to_string(&report).unwrap_or_default()),
+            Err(e) => {
+                use devlens_core::Classify as _;
+                Event::default()
+                    .event("error")
+                    .data(json!({ "error": e.to_string(), "kind": e.kind() }).to_string())
+            }
+        };
+        let _ = tx.send(event);
+    });
+    let stream = futures_util::stream::unfold(rx, |mut rx| async move {
+        rx.recv().await.map(|event| (Ok(event), rx))
+    });
+    Ok(Sse::new(stream).keep_alive(KeepAlive::default()))
+}
+
+/// `DELETE /api/docs/libraries?id=ID[&version=V]`: what `devlens docs remove` does (ids may hold
+/// `/`, hence a query parameter rather than a path segment).
+#[derive(Debug, Deserialize)]
+struct RemoveQuery {
+    #[serde(default)]
+    id: String,
+    version: Option<String>,
+}
+
+async fn remove_library(
+    State(app): Shared,
+    Params(q): Params<RemoveQuery>,
+) -> JsonResult<RemovedDocs> {
+    let docs = app.docs()?;
+    Ok(Json(devlens_app::docs::remove(
+        &docs,
+        &q.id,
+        q.version.as_deref(),
+    )?))
 }
 
 #[derive(Debug, Deserialize)]

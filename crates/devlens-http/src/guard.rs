@@ -2,6 +2,8 @@
 
 use std::sync::Arc;
 
+use devlens_app::App;
+
 use axum::{
     extract::{Request, State},
     http::{HeaderMap, StatusCode, header},
@@ -14,7 +16,13 @@ use axum::{
 pub struct OriginPolicy {
     hosts: Vec<String>,
     origins: Vec<String>,
+    /// The Chrome extensions paired with this server (their origins are accepted too).
+    paired: Option<Arc<App>>,
 }
+
+/// The one path an unpaired extension may call: pairing itself (the handler checks the token).
+const PAIRING_PATH: &str = "/api/extension/pair";
+const EXTENSION_SCHEME: &str = "chrome-extension://";
 
 const LOOPBACK_HOSTS: &[&str] = &["localhost", "127.0.0.1", "::1", "[::1]"];
 
@@ -30,7 +38,15 @@ impl OriginPolicy {
                 .iter()
                 .map(|o| o.trim_end_matches('/').to_ascii_lowercase())
                 .collect(),
+            paired: None,
         }
+    }
+
+    /// Also accepts the extension origins paired with `app` (looked up on each request, so a
+    /// pairing or a revocation takes effect at once).
+    pub fn with_pairing(mut self, app: Arc<App>) -> Self {
+        self.paired = Some(app);
+        self
     }
 
     pub fn allowed_hosts(&self) -> Vec<String> {
@@ -47,6 +63,12 @@ impl OriginPolicy {
         let origin = origin.trim_end_matches('/').to_ascii_lowercase();
         if self.origins.iter().any(|o| o == &origin) {
             return true;
+        }
+        if origin.starts_with(EXTENSION_SCHEME) {
+            return self
+                .paired
+                .as_ref()
+                .is_some_and(|app| app.extension().is_paired(&origin));
         }
         // Pages served by this machine (the dev panel, a local front end) may call the API.
         let Some(rest) = origin
@@ -94,16 +116,48 @@ pub(crate) async fn check_host_and_origin(
         }
         None => return refuse("missing Host header".to_string()),
     }
-    if let Some(origin) = header_str(headers, header::ORIGIN)
-        && !policy.origin_allowed(origin)
-    {
-        tracing::warn!(origin, "refused a cross-origin request");
-        return refuse(format!(
-            "Origin '{origin}' is not allowed. Add it to [server] allowed_origins in devlens.toml \
-             (e.g. chrome-extension://<id>)."
-        ));
+    match header_str(headers, header::ORIGIN) {
+        Some(origin) if policy.origin_allowed(origin) => {}
+        // An extension may ask to pair; the handler checks its token.
+        Some(origin)
+            if origin.starts_with(EXTENSION_SCHEME) && request.uri().path() == PAIRING_PATH => {}
+        Some(origin) if origin.starts_with(EXTENSION_SCHEME) => {
+            // Which origins are paired is not logged.
+            tracing::warn!("refused a request from an unpaired browser extension");
+            return refuse(format!(
+                "The extension {origin} is not paired with this devlens server. Open the \
+                 extension's options, enter the pairing token shown on the panel's Extension \
+                 page (/extension) and press Pair."
+            ));
+        }
+        Some(origin) => {
+            tracing::warn!(origin, "refused a cross-origin request");
+            return refuse(format!(
+                "Origin '{origin}' is not allowed. Add it to [server] allowed_origins in \
+                 devlens.toml, or pair the devlens Chrome extension on the panel's Extension page."
+            ));
+        }
+        None if anonymous_script_request(headers) => {
+            tracing::warn!("refused a script request that names no origin");
+            return refuse(
+                "This request came from a browser script that does not say its origin (a \
+                 browser extension's GET). The devlens extension calls with POST once paired; \
+                 other extensions may not read devlens."
+                    .to_string(),
+            );
+        }
+        None => {}
     }
     next.run(request).await
+}
+
+/// A request a browser made for a script of no web page: `Sec-Fetch-Site: none` outside a
+/// navigation. Chrome sends extensions' GETs so, without an `Origin`: refused, because the
+/// guard could not tell a paired extension from any other.
+fn anonymous_script_request(headers: &HeaderMap) -> bool {
+    let fetch_header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
+    fetch_header("sec-fetch-site") == Some("none")
+        && fetch_header("sec-fetch-mode").is_some_and(|mode| mode != "navigate")
 }
 
 fn refuse(message: String) -> Response {
@@ -138,5 +192,23 @@ mod tests {
         assert!(!policy.origin_allowed("http://evil.com"));
         assert!(!policy.origin_allowed("http://localhost.evil.com"));
         assert!(!policy.origin_allowed("null"));
+        assert!(!policy.origin_allowed("chrome-extension://unpaired"));
+    }
+
+    #[test]
+    fn extension_gets_without_an_origin_are_anonymous_navigations_are_not() {
+        let headers = |site: &str, mode: &str| {
+            let mut h = HeaderMap::new();
+            h.insert("sec-fetch-site", site.parse().unwrap());
+            h.insert("sec-fetch-mode", mode.parse().unwrap());
+            h
+        };
+        assert!(anonymous_script_request(&headers("none", "cors")));
+        assert!(!anonymous_script_request(&headers("none", "navigate")));
+        assert!(!anonymous_script_request(&headers("same-origin", "cors")));
+        assert!(
+            !anonymous_script_request(&HeaderMap::new()),
+            "curl, the CLI"
+        );
     }
 }

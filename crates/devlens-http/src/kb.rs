@@ -18,7 +18,10 @@ use axum::{
 };
 use serde::{Deserialize, Deserializer};
 
-use devlens_app::{App, kb::SaveSolution};
+use devlens_app::{
+    App,
+    kb::{KB_SETTINGS_FIELDS, KbSettingsChange, KbSettingsView, SaveSolution},
+};
 use devlens_kb::{
     AskAnswer, AskRequest, Deleted, ImportReport, KbStatus, KnowledgeBase, ReembedReport, Saved,
     SearchMode, SearchOptions, SearchResults, Solution, SolutionList, SolutionPatch,
@@ -55,7 +58,9 @@ pub(crate) fn routes() -> Router<Arc<App>> {
             post(import).layer(DefaultBodyLimit::max(IMPORT_BODY_LIMIT)),
         )
         .route("/kb/reembed", post(reembed))
+        .route("/kb/reembed/stream", post(reembed_stream))
         .route("/kb/status", get(status))
+        .route("/kb/settings", get(settings).put(save_settings))
 }
 
 fn kb(app: &App) -> Result<Arc<KnowledgeBase>, Failure> {
@@ -247,6 +252,42 @@ async fn reembed(State(app): Shared) -> JsonResult<ReembedReport> {
     Ok(Json(kb(&app)?.reembed(&|_, _| {}).await?))
 }
 
+/// `POST /api/kb/reembed/stream`: the same, answered as server-sent events while it runs —
+/// `progress` (`{done, total}`), then `done` (the report) or `error` (`{error, kind}`).
+async fn reembed_stream(State(app): Shared) -> impl IntoResponse {
+    crate::events::stream(move |events| async move {
+        let kb = match app.kb() {
+            Ok(kb) => kb,
+            Err(e) => return events.finish::<ReembedReport, _>(Err(e)),
+        };
+        let progress = {
+            let events = events.clone();
+            move |done: usize, total: usize| {
+                events.send(
+                    "progress",
+                    &serde_json::json!({ "done": done, "total": total }),
+                )
+            }
+        };
+        events.finish(kb.reembed(&progress).await);
+    })
+}
+
 async fn status(State(app): Shared) -> JsonResult<KbStatus> {
     Ok(Json(kb(&app)?.status().await?))
+}
+
+/// `GET /api/kb/settings`: the `[kb]` settings in effect and the config file they are saved in.
+async fn settings(State(app): Shared) -> JsonResult<KbSettingsView> {
+    Ok(Json(devlens_app::kb::settings(&app).await?))
+}
+
+/// `PUT /api/kb/settings`: saves the fields given into the config file's `[kb]` table (the rest
+/// of the file kept as it is) and puts them in effect at once; a bad value changes nothing.
+async fn save_settings(
+    State(app): Shared,
+    request: Result<Json<KbSettingsChange>, JsonRejection>,
+) -> JsonResult<KbSettingsView> {
+    let change = json_body(request, KB_SETTINGS_FIELDS)?;
+    Ok(Json(devlens_app::kb::save_settings(&app, change).await?))
 }

@@ -14,10 +14,13 @@
 mod api;
 mod browser;
 mod docs;
+mod events;
+mod extension;
 pub mod failure;
 mod guard;
 mod kb;
 mod panel;
+mod status;
 mod workspace;
 
 use std::{net::SocketAddr, sync::Arc};
@@ -33,11 +36,13 @@ pub use guard::OriginPolicy;
 /// Builds the whole application: `/api/…`, `/metrics` and `extra` (e.g. `/mcp`), guarded by the
 /// origin policy.
 pub fn router(app: Arc<App>, extra: Router, policy: OriginPolicy) -> Router {
-    let policy = Arc::new(policy);
+    let policy = Arc::new(policy.with_pairing(Arc::clone(&app)));
     Router::new()
         .merge(extra)
         .merge(docs::metrics_route(Arc::clone(&app)))
-        .merge(panel::routes())
+        .merge(status::routes(Arc::clone(&app)))
+        .merge(extension::routes(Arc::clone(&app)))
+        .merge(panel::routes(Arc::clone(&app)))
         .nest("/api", api::routes(app))
         .layer(middleware::from_fn_with_state(
             policy,

@@ -161,7 +161,7 @@ impl KnowledgeBase {
         }
         let generate = request
             .generate_answer
-            .or(self.settings.auto_generate_answer)
+            .or(self.settings().auto_generate_answer)
             .unwrap_or(false);
         // Check the endpoint before searching: a misconfiguration is the caller's to fix first.
         let client = if generate {

@@ -30,7 +30,7 @@ pub mod store;
 pub mod transfer;
 
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, RwLock};
 
 use devlens_core::{Config, DataDir, KbSettings, LlmSettings};
 use devlens_embed::{Embedder, LazyEmbedder};
@@ -40,7 +40,7 @@ pub use error::KbError;
 pub use llm::ChatClient;
 pub use results::{
     AskAnswer, AskRequest, Deleted, ImportReport, KbStatus, ReembedReport, Saved, SearchHit,
-    SearchOptions, SearchResults, SolutionList, SolutionSummary,
+    SearchOptions, SearchResults, SolutionList, SolutionRead, SolutionSummary,
 };
 pub use search::{DEFAULT_MODE, SearchMode, calibrated_threshold};
 pub use solution::{EXPORT_VERSION, ExportFile, NewSolution, Solution, SolutionPatch, valid_id};
@@ -66,7 +66,8 @@ pub const REEMBED_BATCH: usize = 32;
 /// The knowledge base: the store, the embedder, the vectors in memory and the settings.
 pub struct KnowledgeBase {
     store: Arc<dyn SolutionStore>,
-    settings: KbSettings,
+    /// Replaceable while running: the dev panel's settings apply without a restart.
+    settings: RwLock<KbSettings>,
     llm: LlmSettings,
     embedder: Arc<LazyEmbedder>,
     vectors: Mutex<Option<Arc<VectorCache>>>,
@@ -109,7 +110,7 @@ impl KnowledgeBase {
     ) -> Self {
         Self {
             store,
-            settings: config.file.kb.clone(),
+            settings: RwLock::new(config.file.kb.clone()),
             llm: config.file.llm.clone(),
             embedder,
             vectors: Mutex::new(None),
@@ -136,8 +137,16 @@ impl KnowledgeBase {
     }
 
     /// The `[kb]` settings in effect.
-    pub fn settings(&self) -> &KbSettings {
-        &self.settings
+    pub fn settings(&self) -> KbSettings {
+        self.settings
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    /// Puts `settings` in effect for every later search and answer (the config file changed).
+    pub fn set_settings(&self, settings: KbSettings) {
+        *self.settings.write().unwrap_or_else(|p| p.into_inner()) = settings;
     }
 
     /// The embedder, loaded on first use, or why there is none.

@@ -32,6 +32,28 @@ fn is_zero(n: &usize) -> bool {
     *n == 0
 }
 
+impl Saved {
+    /// The answer for an agent, who sent the text and pays for every token of it coming back:
+    /// the solution's text cut to its first [`READ_TEXT_CHARS`] characters, with a notice saying
+    /// so and where the rest is read.
+    pub fn with_text_cut(mut self) -> Self {
+        let read = SolutionRead::window(self.solution, 0);
+        if read.next_offset.is_some() {
+            let cut = format!(
+                "the text ({} characters) is shown up to character {READ_TEXT_CHARS}: \
+                 get_solution reads on from an offset",
+                read.text_chars
+            );
+            self.notice = Some(match self.notice.take() {
+                Some(n) => format!("{n}; {cut}"),
+                None => cut,
+            });
+        }
+        self.solution = read.solution;
+        self
+    }
+}
+
 /// Per-call search settings; `None` takes the `[kb]` setting, then the default.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct SearchOptions {
@@ -249,6 +271,7 @@ pub struct SolutionSummary {
     pub url: Option<String>,
     pub tags: Vec<String>,
     pub created_at: String,
+    pub updated_at: String,
 }
 
 impl From<Solution> for SolutionSummary {
@@ -259,6 +282,7 @@ impl From<Solution> for SolutionSummary {
             url: s.url,
             tags: s.tags,
             created_at: s.created_at,
+            updated_at: s.updated_at,
         }
     }
 }
@@ -329,6 +353,73 @@ impl Report for Solution {
     }
 }
 
+/// The most characters of a solution's text one read answers with (about 5,000 tokens): a
+/// solution may hold up to a megabyte, which would fill an agent's context in one call.
+pub const READ_TEXT_CHARS: usize = 20_000;
+
+/// A solution as an agent reads it (`get_solution`): its fields, with `text` holding at most
+/// [`READ_TEXT_CHARS`] characters from `textOffset`, and where to continue when it goes on.
+#[derive(Debug, Clone, Serialize, PartialEq, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SolutionRead {
+    #[serde(flatten)]
+    pub solution: Solution,
+    /// Characters in the whole text.
+    pub text_chars: usize,
+    /// The character of the whole text `text` starts at.
+    pub text_offset: usize,
+    /// When the text goes on: the offset to read the rest from.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_offset: Option<usize>,
+}
+
+impl SolutionRead {
+    /// `solution` with its text cut to the window starting at character `offset`.
+    pub fn window(mut solution: Solution, offset: usize) -> Self {
+        let text_chars = solution.text.chars().count();
+        let start = offset.min(text_chars);
+        let end = start.saturating_add(READ_TEXT_CHARS).min(text_chars);
+        if start > 0 || end < text_chars {
+            solution.text = solution
+                .text
+                .chars()
+                .skip(start)
+                .take(end - start)
+                .collect();
+        }
+        Self {
+            solution,
+            text_chars,
+            text_offset: start,
+            next_offset: (end < text_chars).then_some(end),
+        }
+    }
+}
+
+impl Report for SolutionRead {
+    /// As [`Solution`]'s text, then where the text was cut and how to read on.
+    fn to_text(&self) -> String {
+        let mut out = self.solution.to_text();
+        let shown = self.solution.text.chars().count();
+        if self.text_offset > 0 || self.next_offset.is_some() {
+            let _ = write!(
+                out,
+                "\n[text cut: characters {}–{} of {} shown",
+                self.text_offset,
+                self.text_offset + shown,
+                self.text_chars
+            );
+            match self.next_offset {
+                Some(next) => {
+                    let _ = write!(out, "; call get_solution with offset {next} for the rest]");
+                }
+                None => out.push(']'),
+            }
+        }
+        out
+    }
+}
+
 impl Report for ImportReport {
     fn to_text(&self) -> String {
         let mut out = format!(
@@ -374,5 +465,61 @@ impl Report for KbStatus {
             let _ = write!(out, "\nnote: semantic search unavailable: {reason}");
         }
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn solution(text: String) -> Solution {
+        Solution {
+            id: "big".into(),
+            title: "Big".into(),
+            url: None,
+            text,
+            summary: None,
+            tags: Vec::new(),
+            created_at: "2025-01-01T00:00:00Z".into(),
+            updated_at: "2025-01-01T00:00:00Z".into(),
+        }
+    }
+
+    #[test]
+    fn a_long_text_is_read_in_windows_that_say_where_to_go_on() {
+        // Multi-byte characters: windows count characters, never cut one in half.
+        let text = "é".repeat(READ_TEXT_CHARS + 10);
+        let first = SolutionRead::window(solution(text.clone()), 0);
+        assert_eq!(first.solution.text.chars().count(), READ_TEXT_CHARS);
+        assert_eq!(first.next_offset, Some(READ_TEXT_CHARS));
+        assert!(
+            first
+                .to_text()
+                .contains(&format!("offset {READ_TEXT_CHARS} for the rest")),
+            "{}",
+            first.to_text()
+        );
+        let rest = SolutionRead::window(solution(text), READ_TEXT_CHARS);
+        assert_eq!(rest.solution.text, "é".repeat(10));
+        assert_eq!(rest.next_offset, None);
+        let past = SolutionRead::window(solution("short".into()), 99);
+        assert_eq!((past.solution.text.as_str(), past.text_offset), ("", 5));
+        let saved = Saved {
+            created: true,
+            solution: solution("x".repeat(READ_TEXT_CHARS * 3)),
+            embedded: false,
+            chunks: 0,
+            reused_chunks: 0,
+            notice: None,
+        }
+        .with_text_cut();
+        assert_eq!(saved.solution.text.len(), READ_TEXT_CHARS);
+        assert!(
+            saved.to_text().contains("get_solution reads on"),
+            "{}",
+            saved.to_text()
+        );
+        let whole = SolutionRead::window(solution("short".into()), 0);
+        assert!(!whole.to_text().contains("cut"), "{}", whole.to_text());
     }
 }

@@ -244,6 +244,12 @@ impl KnowledgeBase {
         blocking(|| self.store.get(id))?.ok_or_else(|| KbError::UnknownSolution { id: id.into() })
     }
 
+    /// A solution for an agent to read: its text from character `offset`, at most
+    /// [`crate::results::READ_TEXT_CHARS`] of it, saying where to continue.
+    pub fn read(&self, id: &str, offset: usize) -> Result<crate::SolutionRead, KbError> {
+        Ok(crate::SolutionRead::window(self.get(id)?, offset))
+    }
+
     /// Every solution, newest first.
     pub fn list(&self) -> Result<SolutionList, KbError> {
         let all = blocking(|| self.store.all())?;

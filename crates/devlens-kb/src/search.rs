@@ -361,7 +361,7 @@ impl KnowledgeBase {
     pub(crate) fn mode(&self, asked: Option<SearchMode>) -> SearchMode {
         asked
             .or_else(|| {
-                self.settings
+                self.settings()
                     .search_mode
                     .as_deref()
                     .and_then(|m| SearchMode::parse(m).ok())
@@ -370,7 +370,7 @@ impl KnowledgeBase {
     }
 
     pub(crate) fn top_k(&self, asked: Option<usize>) -> Result<usize, KbError> {
-        let k = asked.or(self.settings.top_k).unwrap_or(DEFAULT_TOP_K);
+        let k = asked.or(self.settings().top_k).unwrap_or(DEFAULT_TOP_K);
         if k == 0 || k > MAX_TOP_K {
             return Err(KbError::InvalidInput(format!(
                 "top_k must be between 1 and {MAX_TOP_K} (got {k})"
@@ -381,7 +381,7 @@ impl KnowledgeBase {
 
     pub(crate) fn threshold(&self, asked: Option<f32>, model: &str) -> Result<f32, KbError> {
         let t = asked
-            .or(self.settings.similarity_threshold)
+            .or(self.settings().similarity_threshold)
             .unwrap_or_else(|| calibrated_threshold(model));
         if !(-1.0..=1.0).contains(&t) || t.is_nan() {
             return Err(KbError::InvalidInput(format!(
@@ -414,7 +414,7 @@ impl KnowledgeBase {
 
     /// Whether `[kb] show_similarity_scores` asks for scores in result texts.
     fn show_scores(&self) -> bool {
-        self.settings.show_similarity_scores.unwrap_or(true)
+        self.settings().show_similarity_scores.unwrap_or(true)
     }
 
     /// The semantic side of a search: the question's ranking over the chunk vectors, or why

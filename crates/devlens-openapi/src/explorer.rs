@@ -26,6 +26,9 @@ use crate::{
 const INDEX_CACHE: usize = 8;
 /// Default page size of endpoint lists.
 pub const DEFAULT_PAGE: usize = 100;
+/// The most endpoints one page of a tag holds for an agent (a tag of thousands is read in pages:
+/// the answer's `nextOffset` says where the next starts).
+pub const MAX_PAGE: usize = 200;
 
 /// Which spec a call is about: a configured project (or the active one), or a spec location.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -220,6 +223,10 @@ pub struct IndexStatus {
     pub swagger_hash: Option<String>,
     /// The spec changed since the build: re-index to search its current endpoints.
     pub stale: bool,
+    /// The index was built by another embedding model than the one configured now: its
+    /// vectors cannot be compared with a question's, so semantic search falls back to keywords.
+    #[serde(default)]
+    pub model_mismatch: bool,
     /// What to do, when something needs doing (not built, stale, built by another model).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub notice: Option<String>,
@@ -556,6 +563,7 @@ impl ApiExplorer {
             && let Ok(embedder) = self.embedder().await
             && let Some(why) = index.mismatch(embedder.as_ref())
         {
+            status.model_mismatch = true;
             status.notice = Some(format!("{why} ({})", located.index_command()));
         }
         Ok(status)
@@ -684,6 +692,7 @@ fn status_of(index: Option<&SemanticIndex>, spec: &ApiSpec, located: &Located) -
             built_at: None,
             swagger_hash: None,
             stale: false,
+            model_mismatch: false,
             notice: Some(format!(
                 "not built yet: build it with {} (or the build_api_embedding_index tool)",
                 located.index_command()
@@ -700,6 +709,7 @@ fn status_of(index: Option<&SemanticIndex>, spec: &ApiSpec, located: &Located) -
                 built_at: Some(index.meta.built_at.clone()),
                 swagger_hash: Some(index.meta.swagger_hash.clone()),
                 stale,
+                model_mismatch: false,
                 notice: stale.then(|| {
                     format!(
                         "stale: the spec changed since the build; re-index with {}",

@@ -10,6 +10,7 @@ use serde_json::{Map, Value, json};
 
 use devlens_app::AppError;
 use devlens_app::contract::{self, CallEndpoint, CheckTraffic, TrafficSource};
+use devlens_app::projects::ReindexEvent;
 use devlens_core::Config;
 use devlens_openapi::contract::traffic::TrafficReport;
 use devlens_openapi::{eval::parse_golden, explorer::SpecSelector};
@@ -173,6 +174,30 @@ pub(crate) async fn run(mut config: Config, command: ApiCommand) -> anyhow::Resu
             })?;
             let response = explorer.search(&selector(&target), &request).await?;
             report(json, &response)
+        }
+        ApiCommand::Index {
+            force,
+            all: true,
+            json,
+            ..
+        } => {
+            let progress = ProgressLine::new("embedding endpoints");
+            let on_event = |event: ReindexEvent| match event {
+                ReindexEvent::Started { project, index, of } => {
+                    progress.set_message(&format!("{project} ({index} of {of})"))
+                }
+                ReindexEvent::Progress { done, total, .. } => progress.update(done, total),
+                ReindexEvent::Finished { .. } => {}
+            };
+            let outcome = devlens_app::projects::reindex_all(&app, force, &on_event).await;
+            progress.finish();
+            let outcome = outcome?;
+            report(json, &outcome)?;
+            if outcome.built < outcome.projects.len() {
+                // Some failed: said above; the exit status says so too.
+                std::process::exit(1);
+            }
+            Ok(())
         }
         ApiCommand::Index {
             target,

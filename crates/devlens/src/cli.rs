@@ -64,6 +64,9 @@ pub(crate) enum Command {
     Kb(crate::kb_cmd::KbArgs),
     /// The project's files as the workspace tools see them: read, list, search
     Workspace(crate::workspace_cmd::WorkspaceCmd),
+    /// The devlens Chrome extension: the folder to load unpacked, the pairing token
+    #[command(subcommand)]
+    Extension(ExtensionCommand),
 }
 
 #[derive(Debug, Args)]
@@ -518,6 +521,31 @@ pub(crate) enum ModelCommand {
     },
 }
 
+#[derive(Debug, Subcommand)]
+pub(crate) enum ExtensionCommand {
+    /// Write the extension's files into the data dir (refreshing them when this devlens carries
+    /// newer ones) and print the folder: load it in chrome://extensions with Developer mode,
+    /// "Load unpacked"
+    Path {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Print the pairing token the extension's options ask for, and the paired extensions
+    Token {
+        /// Replace the token (paired extensions stay paired)
+        #[arg(long)]
+        new: bool,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Unpair an extension: its origin, chrome-extension://<id>
+    Revoke {
+        origin: String,
+        #[arg(long)]
+        json: bool,
+    },
+}
+
 #[derive(Debug, Args)]
 pub(crate) struct ServeArgs {
     /// Serve HTTP on this address instead of stdio: MCP at /mcp, REST under /api/
@@ -638,6 +666,9 @@ pub(crate) enum ApiCommand {
         /// Embed every endpoint again instead of reusing the vectors of unchanged ones
         #[arg(long)]
         force: bool,
+        /// Re-index every project, one after the other (a failure is reported, the rest go on)
+        #[arg(long, conflicts_with_all = ["spec", "project"])]
+        all: bool,
         #[arg(long)]
         json: bool,
     },

@@ -6,6 +6,7 @@ mod bench;
 mod browser_cmd;
 mod cli;
 mod docs_cmd;
+mod extension_cmd;
 mod kb_bench;
 mod kb_cmd;
 mod model_cmd;
@@ -82,6 +83,7 @@ async fn run(cli: Cli, log_feed: devlens_mcp::LogFeed) -> anyhow::Result<()> {
         Command::Docs(args) => docs_cmd::run(config, args).await,
         Command::Kb(args) => kb_cmd::run(config, args).await,
         Command::Workspace(args) => workspace_cmd::run(config, args).await,
+        Command::Extension(command) => extension_cmd::run(&config, command),
     }
 }
 

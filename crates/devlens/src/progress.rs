@@ -44,6 +44,16 @@ impl ProgressLine {
         }
     }
 
+    /// Starts a new part of the work (e.g. the next project): says `message` on its own line and
+    /// counts afresh.
+    pub(crate) fn set_message(&self, message: &str) {
+        if self.terminal {
+            eprint!("\r\x1b[2K");
+        }
+        eprintln!("{message}");
+        *self.last_tenth.lock().unwrap_or_else(|p| p.into_inner()) = None;
+    }
+
     pub(crate) fn finish(&self) {
         if self.terminal {
             eprintln!();

@@ -639,7 +639,12 @@ async fn the_cli_checks_the_running_servers_tab() {
         json!({"viewport": {"width": 1280, "height": 800}}),
     )
     .await;
-    mcp::ok(&viewer, "navigate", json!({"url": format!("{base}/")})).await;
+    mcp::ok(
+        &viewer,
+        "navigate",
+        json!({"url": format!("{base}/traffic")}),
+    )
+    .await;
     mcp::ok(
         &viewer,
         "wait_for",

@@ -507,3 +507,39 @@ fn model_install_from_a_folder_and_bad_golden_files() {
         .failure()
         .stderr(predicate::str::contains("line 1"));
 }
+
+#[test]
+fn index_all_builds_every_project_and_says_which_failed() {
+    let Some(model) = common::model_dir() else {
+        return;
+    };
+    let dir = data_dir_with_petstore();
+    let spec = dir.path().join("gone.json");
+    std::fs::copy(petstore(), &spec).unwrap();
+    devlens(dir.path())
+        .args(["project", "add", "gone", &spec.display().to_string()])
+        .assert()
+        .success();
+    std::fs::remove_file(&spec).unwrap();
+    let output = devlens(dir.path())
+        .env("DEVLENS_MODEL_DIR", &model)
+        .env_remove("EMBEDDING_PROVIDER")
+        .args(["api", "index", "--all"])
+        .assert()
+        .code(1)
+        .get_output()
+        .stdout
+        .clone();
+    let text = String::from_utf8(output).unwrap();
+    assert!(text.starts_with("re-indexed 1 of 2 projects"), "{text}");
+    assert!(
+        text.contains("pets: 5 vectors (5 embedded, 0 reused)"),
+        "{text}"
+    );
+    assert!(text.contains("gone: failed:"), "{text}");
+    devlens(dir.path())
+        .args(["api", "index", "--all", "--project", "pets"])
+        .assert()
+        .failure()
+        .stderr(predicate::str::contains("cannot be used with"));
+}

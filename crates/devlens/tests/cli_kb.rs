@@ -104,7 +104,7 @@ fn the_commands_answer_in_the_contract_shapes() {
     assert_eq!(solutions.len(), 3);
     assert_eq!(
         keys(&solutions[2]),
-        ["createdAt", "id", "tags", "title", "url"]
+        ["createdAt", "id", "tags", "title", "updatedAt", "url"]
     );
 
     let found = json(

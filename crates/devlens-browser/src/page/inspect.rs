@@ -32,7 +32,20 @@ impl Tab {
         }
     }
 
+    /// The pause context for an onlooker (the dev panel): the same answer as
+    /// [`Self::pause_context`], but the locals it saw are not remembered, so the agent's next
+    /// step still marks what that step changed.
+    pub async fn peek_pause_context(&self) -> Result<PauseContext> {
+        self.context(false, false).await
+    }
+
     pub(crate) async fn build_context(&self, compare: bool) -> Result<PauseContext> {
+        self.context(compare, true).await
+    }
+
+    /// `compare`: mark the locals that changed since the last remembered context; `remember`:
+    /// remember these locals for the next comparison.
+    async fn context(&self, compare: bool, remember: bool) -> Result<PauseContext> {
         let paused = self.paused_raw()?;
         // Only the maps of the scripts on the stack matter here.
         let stack_scripts: Vec<String> = paused
@@ -115,13 +128,15 @@ impl Tab {
                     v.changed = prev.get(&v.name) != Some(&v.value);
                 }
             }
-            d.last_locals = Some((
-                key,
-                locals
-                    .iter()
-                    .map(|v| (v.name.clone(), v.value.clone()))
-                    .collect(),
-            ));
+            if remember {
+                d.last_locals = Some((
+                    key,
+                    locals
+                        .iter()
+                        .map(|v| (v.name.clone(), v.value.clone()))
+                        .collect(),
+                ));
+            }
         }
         let console = {
             let c = self.state().console_mut();

@@ -483,6 +483,13 @@ impl Tab {
         self.state().debugger_mut().paused.is_some()
     }
 
+    /// The current pause's number (pauses are counted from the first), or `None` while the
+    /// page runs: how a live view tells a new pause (after a step) from the one it shows.
+    pub fn pause_number(&self) -> Option<u64> {
+        let d = self.state().debugger_mut();
+        d.paused.is_some().then_some(d.pause_seq)
+    }
+
     /// Waits (at most `limit`) for source maps still loading.
     pub(crate) async fn wait_maps(&self, limit: Duration) {
         wait_for_maps(self.state(), &[], limit, false).await;

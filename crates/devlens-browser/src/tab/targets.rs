@@ -544,6 +544,12 @@ impl Tab {
         self.state().page_state().url.clone()
     }
 
+    /// Counts the documents the tab's main frame has shown: it changes on every navigation,
+    /// when what the page logged and requested starts over.
+    pub fn document_number(&self) -> u64 {
+        self.state().page_state().navigations
+    }
+
     /// Title and URL from the browser (answers even while the page is blocked).
     pub async fn info(&self) -> Result<TabInfo> {
         self.check_alive()?;

@@ -233,6 +233,10 @@ impl Embedder for LocalBert {
         self.runner.dims
     }
 
+    fn engine(&self) -> Option<String> {
+        Some(LocalBert::engine(self))
+    }
+
     fn embed_documents<'a>(
         &'a self,
         texts: &'a [String],

@@ -78,7 +78,8 @@ pub trait SolutionStore: std::fmt::Debug + Send + Sync {
     fn get(&self, id: &str) -> Result<Option<Solution>, KbError>;
     /// The solutions of `ids` that exist, in no particular order.
     fn get_many(&self, ids: &[&str]) -> Result<Vec<Solution>, KbError>;
-    /// Every solution, oldest first.
+    /// Every solution, oldest first (those saved in the same second in the order they were
+    /// saved).
     fn all(&self) -> Result<Vec<Solution>, KbError>;
     /// Deletes a solution with its vectors; whether it existed.
     fn delete(&self, id: &str) -> Result<bool, KbError>;

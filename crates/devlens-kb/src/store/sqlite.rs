@@ -337,7 +337,7 @@ impl SolutionStore for SqliteStore {
         let conn = self.lock();
         let mut stmt = conn
             .prepare(&format!(
-                "SELECT {COLUMNS} FROM solutions ORDER BY created_at, id"
+                "SELECT {COLUMNS} FROM solutions ORDER BY created_at, seq"
             ))
             .map_err(|e| self.err(e))?;
         stmt.query_map([], row_to_solution)

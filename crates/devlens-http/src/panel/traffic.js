@@ -1,43 +1,7 @@
-// The devlens panel: plain ES module, no build step. Every call goes to the same REST API the
-// CLI and MCP tools use; every value from the server is put on the page as text, never as HTML.
+// The API traffic page: the active tab's API calls (or a HAR file) checked against a project's
+// spec, the findings per operation.
 
-const $ = (selector) => document.querySelector(selector);
-
-async function api(path, options = {}) {
-  const response = await fetch(path, {
-    ...options,
-    headers: { Accept: 'application/json', 'Content-Type': 'application/json' },
-  });
-  const body = await response.json().catch(() => ({}));
-  if (!response.ok) {
-    throw new Error(body.error || `the server answered HTTP ${response.status}`);
-  }
-  return body;
-}
-
-function element(tag, text, className) {
-  const node = document.createElement(tag);
-  if (text !== undefined && text !== null) node.textContent = String(text);
-  if (className) node.className = className;
-  return node;
-}
-
-function table(caption, headers, rows) {
-  const t = element('table');
-  t.append(element('caption', caption, 'visually-hidden'));
-  const head = t.createTHead().insertRow();
-  for (const h of headers) {
-    const th = element('th', h);
-    th.scope = 'col';
-    head.append(th);
-  }
-  const body = t.createTBody();
-  for (const row of rows) {
-    const tr = body.insertRow();
-    for (const [text, className] of row) tr.append(element('td', text, className));
-  }
-  return t;
-}
+import { $, api, element, plural, table, fillProjects, say } from './common.js';
 
 const KIND = {
   'undocumented-status': 'undocumented status',
@@ -50,10 +14,6 @@ const KIND = {
   constraint: 'constraint',
   'invalid-json': 'invalid JSON',
 };
-
-function plural(n, word) {
-  return `${n} ${word}${n === 1 ? '' : 's'}`;
-}
 
 function renderTraffic(report) {
   $('#traffic-summary').textContent =
@@ -145,24 +105,10 @@ async function checkTraffic(event) {
 }
 
 async function loadProjects() {
-  const select = $('#project');
   try {
-    const { projects, active } = await api('/api/projects');
-    select.replaceChildren();
-    if (!projects.length) {
-      select.append(element('option', 'No projects: add one with devlens project add NAME SPEC'));
-      select.disabled = true;
-      return;
-    }
-    for (const p of projects) {
-      const option = element('option', p.name);
-      option.value = p.name;
-      option.selected = p.name === active;
-      select.append(option);
-    }
+    await fillProjects($('#project'));
   } catch (e) {
-    $('#traffic-error').textContent = `Cannot list the projects: ${e.message}`;
-    $('#traffic-error').hidden = false;
+    say($('#traffic-error'), `Cannot list the projects: ${e.message}`);
   }
 }
 

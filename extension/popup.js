@@ -1,0 +1,191 @@
+// The popup: save the current page (its main text) or the selection to the knowledge base,
+// search it by meaning with relevance in percent, and ask it for a cited answer.
+// Values from the server and the page are always set as text.
+
+import { MAX_TEXT, call, loadSettings, parseTags, readTab, saveSolution } from './devlens.js';
+import { ask } from './ask.js';
+
+const $ = (selector) => document.querySelector(selector);
+
+function say(node, message) {
+  node.textContent = message || '';
+  node.hidden = !message;
+}
+
+function element(tag, text, className) {
+  const node = document.createElement(tag);
+  if (text !== undefined && text !== null) node.textContent = String(text);
+  if (className) node.className = className;
+  return node;
+}
+
+/** The tab the popup acts on: `?tab=<id>` (the popup opened in a tab of its own), else the active one. */
+async function targetTab() {
+  const id = Number(new URLSearchParams(location.search).get('tab'));
+  if (id) return chrome.tabs.get(id);
+  const [tab] = await chrome.tabs.query({ active: true, currentWindow: true });
+  return tab;
+}
+
+let page = null;
+
+async function showPairing() {
+  const { serverUrl, paired } = await loadSettings();
+  const note = $('#pairing');
+  if (paired) {
+    say(note, '');
+    return;
+  }
+  note.replaceChildren(
+    element('span', `Not paired with a devlens server yet (${serverUrl}). `),
+  );
+  const open = element('button', 'Open the options to pair', 'secondary');
+  open.type = 'button';
+  open.addEventListener('click', () => chrome.runtime.openOptionsPage());
+  note.append(open);
+  note.hidden = false;
+}
+
+async function loadPage() {
+  const summary = $('#page-summary');
+  try {
+    const tab = await targetTab();
+    if (!tab) throw new Error('There is no tab to read.');
+    page = await readTab(tab.id);
+  } catch (e) {
+    page = null;
+    say($('#save-error'), e.message);
+    $('#save').disabled = true;
+    return;
+  }
+  $('#title').value = page.title || page.url;
+  $('#url').textContent = page.url;
+  const selection = $('#what-selection');
+  selection.disabled = !page.selection;
+  if (page.selection) selection.checked = true;
+  const words = (text) => (text.match(/\S+/g) || []).length;
+  summary.textContent = page.selection
+    ? `Selection: ${words(page.selection)} words. Main text: ${words(page.text)} words.`
+    : `Main text: ${words(page.text)} words. Select text on the page to save only that.`;
+}
+
+async function save(event) {
+  event.preventDefault();
+  say($('#title-error'), '');
+  say($('#save-error'), '');
+  if (!page) return;
+  const title = $('#title').value.trim();
+  if (!title) {
+    say($('#title-error'), 'Give the solution a title.');
+    $('#title').focus();
+    return;
+  }
+  const what = document.querySelector('input[name=what]:checked').value;
+  let text = what === 'selection' ? page.selection : page.text;
+  if (!text.trim()) {
+    say($('#save-error'), 'The page has no readable text to save: select the part you want and save the selection.');
+    return;
+  }
+  if (text.length > MAX_TEXT) text = text.slice(0, MAX_TEXT);
+  const button = $('#save');
+  const status = $('#save-status');
+  button.disabled = true;
+  status.textContent = 'Saving…';
+  try {
+    const saved = await saveSolution({ title, url: page.url, text, tags: parseTags($('#tags').value) });
+    const how = saved.embedded ? 'searchable by meaning' : 'searchable by keywords';
+    status.textContent = `Saved “${saved.solution.title}” (${how}).`;
+    if (saved.notice) say($('#save-error'), saved.notice);
+  } catch (e) {
+    status.textContent = '';
+    say($('#save-error'), e.message);
+  } finally {
+    button.disabled = false;
+  }
+}
+
+function percent(hit) {
+  return typeof hit.similarity === 'number' ? `${Math.round(hit.similarity * 100)}% relevant` : 'keyword match';
+}
+
+function link(title, url) {
+  if (!url) return element('span', title);
+  const a = element('a', title);
+  a.href = url;
+  a.target = '_blank';
+  a.rel = 'noopener';
+  return a;
+}
+
+async function search(event) {
+  event.preventDefault();
+  say($('#search-error'), '');
+  const query = $('#query').value.trim();
+  const list = $('#results');
+  if (!query) {
+    say($('#search-error'), 'Type what you are looking for.');
+    $('#query').focus();
+    return;
+  }
+  const status = $('#search-status');
+  status.textContent = 'Searching…';
+  try {
+    const found = await call('/api/kb/search', { query });
+    list.replaceChildren();
+    for (const hit of found.results) {
+      const item = element('li');
+      item.append(link(hit.title, hit.url), element('span', percent(hit), 'relevance'));
+      if (hit.excerpt) item.append(element('p', hit.excerpt, 'excerpt'));
+      list.append(item);
+    }
+    status.textContent = found.results.length
+      ? `${found.results.length} found (${found.mode}).`
+      : 'Nothing found.';
+    say($('#search-notice'), found.notice || '');
+  } catch (e) {
+    status.textContent = '';
+    say($('#search-error'), e.message);
+  }
+}
+
+async function askQuestion(event) {
+  event.preventDefault();
+  say($('#ask-error'), '');
+  const question = $('#question').value.trim();
+  if (!question) {
+    say($('#ask-error'), 'Type a question.');
+    $('#question').focus();
+    return;
+  }
+  const status = $('#ask-status');
+  const holder = $('#answer');
+  status.textContent = 'Asking…';
+  try {
+    const result = await ask(question);
+    $('#produced-by').textContent = result.note;
+    say($('#answer-text'), result.answer || '');
+    const sources = $('#sources');
+    sources.replaceChildren();
+    for (const s of result.sources) {
+      const item = element('li');
+      item.value = s.n;
+      item.append(link(s.title, s.url), element('span', `${s.relevance}% relevant`, 'relevance'));
+      sources.append(item);
+    }
+    $('#context').textContent = result.context || '';
+    $('#context-details').hidden = !result.context;
+    $('#context-details').open = !result.answer && Boolean(result.context);
+    holder.hidden = false;
+    status.textContent = result.answer ? 'Answered.' : 'No generated answer: see the sources.';
+  } catch (e) {
+    status.textContent = '';
+    holder.hidden = true;
+    say($('#ask-error'), e.message);
+  }
+}
+
+$('#save-form').addEventListener('submit', save);
+$('#search-form').addEventListener('submit', search);
+$('#ask-form').addEventListener('submit', askQuestion);
+showPairing();
+loadPage();
