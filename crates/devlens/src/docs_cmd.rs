@@ -139,14 +139,6 @@ pub(crate) enum DocsCommand {
     },
 }
 
-/// `docs list --json`.
-#[derive(Serialize)]
-struct Removed {
-    id: String,
-    version: Option<String>,
-    removed: bool,
-}
-
 pub(crate) async fn run(config: Config, args: DocsArgs) -> anyhow::Result<()> {
     // The bench works in a scratch registry: it opens none of the user's.
     let command = match args.command {
@@ -248,25 +240,8 @@ pub(crate) async fn run(config: Config, args: DocsArgs) -> anyhow::Result<()> {
         // Answered above.
         DocsCommand::Bench { .. } => Ok(()),
         DocsCommand::Remove { id, version, json } => {
-            let removed = docs.remove(&id, version.as_deref())?;
-            if !removed {
-                anyhow::bail!(
-                    "nothing to remove: library `{id}`{} is not stored (see `devlens docs list`)",
-                    version
-                        .as_deref()
-                        .map(|v| format!(" version `{v}`"))
-                        .unwrap_or_default()
-                );
-            }
-            let out = Removed {
-                id,
-                version,
-                removed,
-            };
-            print(json, &out, || match &out.version {
-                Some(v) => format!("removed {} {v}", out.id),
-                None => format!("removed {}", out.id),
-            })
+            let removed = devlens_app::docs::remove(&docs, &id, version.as_deref())?;
+            report(json, &removed)
         }
     }
 }

@@ -51,33 +51,6 @@ async fn fixture_server() -> String {
     common::serve_router(router).await
 }
 
-/// The axe audit of the viewer's page in light and dark, with no serious or critical
-/// violation, and a full-page screenshot of each kept for a person to look at.
-async fn audit_and_keep(viewer: &mcp::Client, viewer_dir: &std::path::Path, page: &str) {
-    let artifacts = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("test-artifacts");
-    std::fs::create_dir_all(&artifacts).unwrap();
-    for scheme in ["light", "dark"] {
-        mcp::ok(viewer, "emulate", json!({"colorScheme": scheme})).await;
-        let audit = mcp::ok(viewer, "audit_accessibility", json!({})).await;
-        let serious: Vec<&Value> = audit.data["violations"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .filter(|v| matches!(v["impact"].as_str(), Some("serious" | "critical")))
-            .collect();
-        assert!(serious.is_empty(), "{page} {scheme}: {}", audit.text);
-        let file = format!("panel-{page}-{scheme}.png");
-        mcp::ok(
-            viewer,
-            "screenshot",
-            json!({"path": file, "fullPage": true}),
-        )
-        .await;
-        std::fs::copy(viewer_dir.join(&file), artifacts.join(&file)).unwrap();
-    }
-    mcp::ok(viewer, "emulate", json!({"colorScheme": "light"})).await;
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_browser_page_shows_the_agents_browser_live_and_the_status_page_the_indexes() {
     if !common::browser_available() {
@@ -211,7 +184,7 @@ async fn the_browser_page_shows_the_agents_browser_live_and_the_status_page_the_
         "{}",
         source.text
     );
-    audit_and_keep(&viewer, viewer_dir.path(), "browser").await;
+    mcp::audit_panel_page(&viewer, viewer_dir.path(), "browser").await;
 
     // Step over from the panel: the next line; Resume: running again.
     step("click_element", json!({"element": "[data-step=over]"})).await;
@@ -313,7 +286,7 @@ async fn the_browser_page_shows_the_agents_browser_live_and_the_status_page_the_
         "{}",
         metrics.text
     );
-    audit_and_keep(&viewer, viewer_dir.path(), "status").await;
+    mcp::audit_panel_page(&viewer, viewer_dir.path(), "status").await;
     step("chrome_disconnect", json!({})).await;
     viewer.cancel().await.unwrap();
 

@@ -291,23 +291,7 @@ async fn the_docs_page_adds_asks_and_removes_library_docs() {
     .await;
 
     // Accessible, light and dark; screenshots for a person to look at.
-    let artifacts = Path::new(env!("CARGO_TARGET_TMPDIR")).join("test-artifacts");
-    std::fs::create_dir_all(&artifacts).unwrap();
-    for scheme in ["light", "dark"] {
-        step("emulate", json!({"colorScheme": scheme})).await;
-        let audit = step("audit_accessibility", json!({})).await;
-        let serious: Vec<&Value> = audit.data["violations"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .filter(|v| matches!(v["impact"].as_str(), Some("serious" | "critical")))
-            .collect();
-        assert!(serious.is_empty(), "{scheme}: {}", audit.text);
-        let file = format!("panel-docs-{scheme}.png");
-        step("screenshot", json!({"path": file, "fullPage": true})).await;
-        std::fs::copy(viewer_dir.path().join(&file), artifacts.join(&file)).unwrap();
-    }
-    step("emulate", json!({"colorScheme": "light"})).await;
+    mcp::audit_panel_page(&viewer, viewer_dir.path(), "docs").await;
 
     // Remove, after the confirmation.
     let asked = step(

@@ -380,22 +380,7 @@ async fn the_knowledge_base_page_saves_finds_asks_and_configures() {
     // Accessible, light and dark; screenshots for a person to look at.
     fill("#kb-query", "cross-origin request blocked").await;
     step("wait_for", json!({"text": "1 result (semantic)"})).await;
-    let artifacts = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("test-artifacts");
-    std::fs::create_dir_all(&artifacts).unwrap();
-    for scheme in ["light", "dark"] {
-        step("emulate", json!({"colorScheme": scheme})).await;
-        let audit = step("audit_accessibility", json!({})).await;
-        let serious: Vec<&Value> = audit.data["violations"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .filter(|v| matches!(v["impact"].as_str(), Some("serious" | "critical")))
-            .collect();
-        assert!(serious.is_empty(), "{scheme}: {}", audit.text);
-        let file = format!("panel-kb-{scheme}.png");
-        step("screenshot", json!({"path": file, "fullPage": true})).await;
-        std::fs::copy(viewer_dir.path().join(&file), artifacts.join(&file)).unwrap();
-    }
+    mcp::audit_panel_page(&viewer, viewer_dir.path(), "kb").await;
     step("chrome_disconnect", json!({})).await;
     viewer.cancel().await.unwrap();
 

@@ -16,15 +16,72 @@ use axum::{
 
 use devlens_app::App;
 
-/// Every page and asset: the path it is served at, its type, its text.
-const FILES: &[(&str, &str, &str)] = &[
-    ("/", HTML, include_str!("api.html")),
-    ("/traffic", HTML, include_str!("traffic.html")),
-    ("/kb", HTML, include_str!("kb.html")),
-    ("/docs", HTML, include_str!("docs.html")),
-    ("/browser", HTML, include_str!("browser.html")),
-    ("/status", HTML, include_str!("status.html")),
-    ("/extension", HTML, include_str!("extension.html")),
+/// A page of the panel: where it is served, its name in the navigation, its title, its module
+/// (`/panel/<script>.js`) and its `<main>` (the file holds only that: the frame around it —
+/// head, navigation — is the same on every page and built here).
+struct Page {
+    path: &'static str,
+    nav: &'static str,
+    title: &'static str,
+    script: &'static str,
+    main: &'static str,
+}
+
+/// The pages, in the order of the navigation.
+const PAGES: &[Page] = &[
+    Page {
+        path: "/",
+        nav: "API",
+        title: "API",
+        script: "api",
+        main: include_str!("api.html"),
+    },
+    Page {
+        path: "/traffic",
+        nav: "API traffic",
+        title: "API traffic",
+        script: "traffic",
+        main: include_str!("traffic.html"),
+    },
+    Page {
+        path: "/kb",
+        nav: "Knowledge base",
+        title: "Knowledge base",
+        script: "kb",
+        main: include_str!("kb.html"),
+    },
+    Page {
+        path: "/docs",
+        nav: "Docs",
+        title: "Docs",
+        script: "docs",
+        main: include_str!("docs.html"),
+    },
+    Page {
+        path: "/browser",
+        nav: "Browser",
+        title: "Browser",
+        script: "browser",
+        main: include_str!("browser.html"),
+    },
+    Page {
+        path: "/status",
+        nav: "Status",
+        title: "Status",
+        script: "status",
+        main: include_str!("status.html"),
+    },
+    Page {
+        path: "/extension",
+        nav: "Extension",
+        title: "Chrome extension",
+        script: "extension",
+        main: include_str!("extension.html"),
+    },
+];
+
+/// The assets the pages load: the path each is served at, its type, its text.
+const ASSETS: &[(&str, &str, &str)] = &[
     (
         "/panel/panel.css",
         "text/css; charset=utf-8",
@@ -41,6 +98,32 @@ const FILES: &[(&str, &str, &str)] = &[
 ];
 const HTML: &str = "text/html; charset=utf-8";
 const JS: &str = "text/javascript; charset=utf-8";
+
+/// A whole page: the head, the navigation with this page marked current, then its `<main>`.
+fn render(page: &Page) -> String {
+    let nav: String = PAGES
+        .iter()
+        .map(|p| {
+            let current = if p.path == page.path {
+                " aria-current=\"page\""
+            } else {
+                ""
+            };
+            format!("    <a href=\"{}\"{current}>{}</a>\n", p.path, p.nav)
+        })
+        .collect();
+    format!(
+        "<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
+         <title>devlens — {title}</title>\n<link rel=\"stylesheet\" href=\"/panel/panel.css\">\n\
+         <script type=\"module\" src=\"/panel/{script}.js\"></script>\n</head>\n<body>\n\
+         <header class=\"top\">\n  <span class=\"brand\">devlens</span>\n  \
+         <nav aria-label=\"Panel sections\">\n{nav}  </nav>\n</header>\n{main}</body>\n</html>\n",
+        title = page.title,
+        script = page.script,
+        main = page.main,
+    )
+}
 
 /// Pages and assets only use this origin. Who may frame a page is added per response
 /// ([`csp`]).
@@ -60,7 +143,7 @@ fn csp(paired: &[String]) -> String {
     format!("{CSP}; frame-ancestors {ancestors}")
 }
 
-fn asset(content_type: &'static str, body: &'static str, csp: String) -> Response {
+fn respond(content_type: &'static str, body: String, csp: String) -> Response {
     (
         [
             (header::CONTENT_TYPE, content_type.to_string()),
@@ -74,14 +157,18 @@ fn asset(content_type: &'static str, body: &'static str, csp: String) -> Respons
 }
 
 pub(crate) fn routes(app: Arc<App>) -> Router {
-    FILES
+    let pages = PAGES.iter().map(|page| (page.path, HTML, render(page)));
+    let assets = ASSETS
         .iter()
-        .fold(Router::new(), |router, &(path, content_type, body)| {
+        .map(|&(path, content_type, body)| (path, content_type, body.to_string()));
+    pages
+        .chain(assets)
+        .fold(Router::new(), |router, (path, content_type, body)| {
             let app = Arc::clone(&app);
             router.route(
                 path,
                 get(move || async move {
-                    asset(content_type, body, csp(&app.extension().paired_origins()))
+                    respond(content_type, body, csp(&app.extension().paired_origins()))
                 }),
             )
         })
@@ -90,6 +177,26 @@ pub(crate) fn routes(app: Arc<App>) -> Router {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_page_marks_itself_current_in_one_navigation() {
+        for page in PAGES {
+            let html = render(page);
+            assert_eq!(html.matches("aria-current=\"page\"").count(), 1);
+            assert!(html.contains(&format!("<a href=\"{}\" aria-current=\"page\">", page.path)));
+            assert!(html.contains(&format!("src=\"/panel/{}.js\"", page.script)));
+            assert!(
+                ASSETS
+                    .iter()
+                    .any(|(path, ..)| *path == format!("/panel/{}.js", page.script))
+            );
+            assert!(
+                page.main.trim_start().starts_with("<main>"),
+                "{}",
+                page.path
+            );
+        }
+    }
 
     #[test]
     fn only_paired_extensions_may_frame_the_panel() {

@@ -99,3 +99,42 @@ pub async fn err(client: &Peer<RoleClient>, tool: &str, args: Value) -> String {
     assert!(reply.error, "{tool} {args} should fail: {}", reply.text);
     reply.text
 }
+
+/// The dev panel page the viewer shows, checked the way every panel test checks it: an axe
+/// audit in light and dark with no serious or critical violation, and a full-page screenshot of
+/// each scheme kept as `target/tmp/test-artifacts/panel-<page>-<scheme>.png` for a person to look
+/// at. Leaves the page in the light scheme.
+pub async fn audit_panel_page(viewer: &Peer<RoleClient>, viewer_dir: &Path, page: &str) {
+    let artifacts = Path::new(env!("CARGO_TARGET_TMPDIR")).join("test-artifacts");
+    std::fs::create_dir_all(&artifacts).unwrap();
+    for scheme in ["light", "dark"] {
+        ok(
+            viewer,
+            "emulate",
+            serde_json::json!({"colorScheme": scheme}),
+        )
+        .await;
+        let audit = ok(viewer, "audit_accessibility", serde_json::json!({})).await;
+        let serious: Vec<&Value> = audit.data["violations"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|v| matches!(v["impact"].as_str(), Some("serious" | "critical")))
+            .collect();
+        assert!(serious.is_empty(), "{page} {scheme}: {}", audit.text);
+        let file = format!("panel-{page}-{scheme}.png");
+        ok(
+            viewer,
+            "screenshot",
+            serde_json::json!({"path": file, "fullPage": true}),
+        )
+        .await;
+        std::fs::copy(viewer_dir.join(&file), artifacts.join(&file)).unwrap();
+    }
+    ok(
+        viewer,
+        "emulate",
+        serde_json::json!({"colorScheme": "light"}),
+    )
+    .await;
+}
