@@ -263,8 +263,7 @@ impl DevlensServer {
     ) -> CallToolResult {
         let limit = args
             .limit
-            .unwrap_or(devlens_openapi::explorer::DEFAULT_PAGE)
-            .min(devlens_openapi::explorer::MAX_PAGE);
+            .unwrap_or(devlens_openapi::explorer::DEFAULT_PAGE);
         let page = self
             .app()
             .api()

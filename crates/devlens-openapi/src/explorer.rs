@@ -26,7 +26,7 @@ use crate::{
 const INDEX_CACHE: usize = 8;
 /// Default page size of endpoint lists.
 pub const DEFAULT_PAGE: usize = 100;
-/// The most endpoints one page of a tag holds for an agent (a tag of thousands is read in pages:
+/// The most endpoints one page of a tag holds, on every surface (a tag of thousands is read in pages:
 /// the answer's `nextOffset` says where the next starts).
 pub const MAX_PAGE: usize = 200;
 
@@ -406,7 +406,8 @@ impl ApiExplorer {
         let spec = self.open(selector).await?;
         let all = spec.endpoints_by_tag(tag)?;
         let total = all.len();
-        let limit = limit.unwrap_or(usize::MAX).max(1);
+        // Every surface gets the same bound: a tag of thousands is read in pages.
+        let limit = limit.unwrap_or(MAX_PAGE).clamp(1, MAX_PAGE);
         let endpoints: Vec<EndpointSummary> = all.into_iter().skip(offset).take(limit).collect();
         let end = offset.saturating_add(endpoints.len());
         Ok(EndpointPage {

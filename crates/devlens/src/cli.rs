@@ -610,7 +610,7 @@ pub(crate) enum ApiCommand {
         /// Skip this many endpoints
         #[arg(long, default_value_t = 0)]
         offset: usize,
-        /// Show at most this many endpoints [default: all]
+        /// Show at most this many endpoints (at most 200 a page; --offset pages on) [default: 200]
         #[arg(long)]
         limit: Option<usize>,
         #[arg(long)]
