@@ -243,12 +243,7 @@ async fn embed_reindex_stream(
 ) -> impl IntoResponse {
     events::stream(move |events| async move {
         let selector = query.target.selector();
-        let progress = {
-            let events = events.clone();
-            move |done: usize, total: usize| {
-                events.send("progress", &json!({ "done": done, "total": total }))
-            }
-        };
+        let progress = events.counter();
         let result = app
             .api()
             .build_index(&selector, query.force, &progress)

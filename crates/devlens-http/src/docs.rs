@@ -6,12 +6,10 @@ use std::sync::Arc;
 use axum::{
     Json, Router,
     extract::State,
-    response::sse::{Event, KeepAlive, Sse},
     response::{IntoResponse, Response},
     routing::{get, post},
 };
 use serde::Deserialize;
-use serde_json::json;
 
 use devlens_app::{
     App,
@@ -55,38 +53,18 @@ async fn add_library(State(app): Shared, Body(body): Body<AddDocs>) -> JsonResul
 async fn add_library_stream(
     State(app): Shared,
     Params(body): Params<AddDocs>,
-) -> Result<Sse<impl futures_util::Stream<Item = Result<Event, std::convert::Infallible>>>, Failure>
-{
+) -> Result<impl IntoResponse, Failure> {
     let request = body.into_request()?;
     let docs = app.docs()?;
-    let (tx, rx) = tokio::sync::mpsc::unbounded_channel::<Event>();
-    let progress_tx = tx.clone();
-    tokio::spawn(async move {
-        let progress = move |stage, done, total| {
-            let event = Event::default()
-                .event("progress")
-                .json_data(IngestProgress::new(stage, done, total));
-            if let Ok(event) = event {
-                let _ = progress_tx.send(event);
+    Ok(crate::events::stream(move |events| async move {
+        let progress = {
+            let events = events.clone();
+            move |stage, done, total| {
+                events.send("progress", &IngestProgress::new(stage, done, total))
             }
         };
-        let event = match docs.ingest(&request, &progress).await {
-            Ok(report) => Event::default()
-                .event("done")
-                .data(serde_json::to_string(&report).unwrap_or_default()),
-            Err(e) => {
-                use devlens_core::Classify as _;
-                Event::default()
-                    .event("error")
-                    .data(json!({ "error": e.to_string(), "kind": e.kind() }).to_string())
-            }
-        };
-        let _ = tx.send(event);
-    });
-    let stream = futures_util::stream::unfold(rx, |mut rx| async move {
-        rx.recv().await.map(|event| (Ok(event), rx))
-    });
-    Ok(Sse::new(stream).keep_alive(KeepAlive::default()))
+        events.finish(docs.ingest(&request, &progress).await);
+    }))
 }
 
 /// `DELETE /api/docs/libraries?id=ID[&version=V]`: what `devlens docs remove` does (ids may hold

@@ -26,6 +26,12 @@ impl EventSender {
         let _ = self.0.send(Event::default().event(name).data(data));
     }
 
+    /// A progress callback for counted work: each call sends `progress` with `{done, total}`.
+    pub(crate) fn counter(&self) -> impl Fn(usize, usize) + Send + Sync + 'static {
+        let events = self.clone();
+        move |done, total| events.send("progress", &json!({ "done": done, "total": total }))
+    }
+
     /// Ends the stream with `done` and the report, or `error` with the message and its kind.
     pub(crate) fn finish<T: Serialize, E: Classify + std::fmt::Display>(
         &self,

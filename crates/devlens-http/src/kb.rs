@@ -260,15 +260,7 @@ async fn reembed_stream(State(app): Shared) -> impl IntoResponse {
             Ok(kb) => kb,
             Err(e) => return events.finish::<ReembedReport, _>(Err(e)),
         };
-        let progress = {
-            let events = events.clone();
-            move |done: usize, total: usize| {
-                events.send(
-                    "progress",
-                    &serde_json::json!({ "done": done, "total": total }),
-                )
-            }
-        };
+        let progress = events.counter();
         events.finish(kb.reembed(&progress).await);
     })
 }

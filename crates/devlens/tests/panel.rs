@@ -29,17 +29,11 @@ async fn the_api_page_adds_indexes_and_searches() {
     std::fs::copy(common::petstore(), &spec_file).unwrap();
 
     let viewer_dir = tempfile::tempdir().unwrap();
-    let viewer = mcp::start(viewer_dir.path(), &[]).await;
+    let viewer = mcp::panel_viewer(viewer_dir.path()).await;
     let step = |tool: &'static str, args: Value| {
         let viewer = &viewer;
         async move { mcp::ok(viewer, tool, args).await }
     };
-    step("chrome", json!({"action": "launch"})).await;
-    step(
-        "emulate",
-        json!({"viewport": {"width": 1280, "height": 800}}),
-    )
-    .await;
     step("navigate", json!({"url": format!("{base}/")})).await;
     step("wait_for", json!({"text": "No projects yet"})).await;
 

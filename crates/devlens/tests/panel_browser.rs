@@ -72,17 +72,11 @@ async fn the_browser_page_shows_the_agents_browser_live_and_the_status_page_the_
     };
 
     let viewer_dir = tempfile::tempdir().unwrap();
-    let viewer = mcp::start(viewer_dir.path(), &[]).await;
+    let viewer = mcp::panel_viewer(viewer_dir.path()).await;
     let step = |tool: &'static str, args: Value| {
         let viewer = &viewer;
         async move { mcp::ok(viewer, tool, args).await }
     };
-    step("chrome", json!({"action": "launch"})).await;
-    step(
-        "emulate",
-        json!({"viewport": {"width": 1280, "height": 800}}),
-    )
-    .await;
 
     // No browser yet: the page says so and how to start one.
     step("navigate", json!({"url": format!("{base}/browser")})).await;

@@ -72,7 +72,7 @@ async fn the_docs_page_adds_asks_and_removes_library_docs() {
     let client = reqwest::Client::new();
 
     let viewer_dir = tempfile::tempdir().unwrap();
-    let viewer = mcp::start(viewer_dir.path(), &[]).await;
+    let viewer = mcp::panel_viewer(viewer_dir.path()).await;
     let step = |tool: &'static str, args: Value| {
         let viewer = &viewer;
         async move { mcp::ok(viewer, tool, args).await }
@@ -86,12 +86,6 @@ async fn the_docs_page_adds_asks_and_removes_library_docs() {
                 .clone()
         }
     };
-    step("chrome", json!({"action": "launch"})).await;
-    step(
-        "emulate",
-        json!({"viewport": {"width": 1280, "height": 800}}),
-    )
-    .await;
     step("navigate", json!({"url": format!("{base}/docs")})).await;
     step("wait_for", json!({"text": "No libraries yet"})).await;
 

@@ -49,7 +49,7 @@ async fn the_knowledge_base_page_saves_finds_asks_and_configures() {
     };
 
     let viewer_dir = tempfile::tempdir().unwrap();
-    let viewer = mcp::start(viewer_dir.path(), &[]).await;
+    let viewer = mcp::panel_viewer(viewer_dir.path()).await;
     let step = |tool: &'static str, args: Value| {
         let viewer = &viewer;
         async move { mcp::ok(viewer, tool, args).await }
@@ -68,12 +68,6 @@ async fn the_knowledge_base_page_saves_finds_asks_and_configures() {
             json!({ "element": element, "value": value }),
         )
     };
-    step("chrome", json!({"action": "launch"})).await;
-    step(
-        "emulate",
-        json!({"viewport": {"width": 1280, "height": 800}}),
-    )
-    .await;
     step("navigate", json!({"url": format!("{base}/kb")})).await;
     step("wait_for", json!({"text": "No solutions yet"})).await;
 

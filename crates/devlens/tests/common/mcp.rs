@@ -138,3 +138,17 @@ pub async fn audit_panel_page(viewer: &Peer<RoleClient>, viewer_dir: &Path, page
     )
     .await;
 }
+
+/// A person's view of the dev panel: a devlens MCP client over `data_dir` with its own headless
+/// Chromium launched, the viewport at 1280×800 (the screenshots' size).
+pub async fn panel_viewer(data_dir: &Path) -> Client {
+    let viewer = start(data_dir, &[]).await;
+    ok(&viewer, "chrome", serde_json::json!({"action": "launch"})).await;
+    ok(
+        &viewer,
+        "emulate",
+        serde_json::json!({"viewport": {"width": 1280, "height": 800}}),
+    )
+    .await;
+    viewer
+}
