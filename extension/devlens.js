@@ -3,15 +3,27 @@
 
 export const DEFAULT_SERVER = 'http://127.0.0.1:7878/';
 
-/** The settings the options page saved: the server URL and whether pairing succeeded there. */
+/**
+ * The settings the options page saved: the server URL, whether pairing succeeded there, and the
+ * server token (for a server that requires one; empty otherwise).
+ */
 export async function loadSettings() {
-  const stored = await chrome.storage.local.get(['serverUrl', 'pairedWith']);
+  const stored = await chrome.storage.local.get(['serverUrl', 'pairedWith', 'serverToken']);
   const serverUrl = stored.serverUrl || DEFAULT_SERVER;
-  return { serverUrl, paired: Boolean(stored.pairedWith) && stored.pairedWith === serverUrl };
+  return {
+    serverUrl,
+    paired: Boolean(stored.pairedWith) && stored.pairedWith === serverUrl,
+    serverToken: stored.serverToken || '',
+  };
 }
 
 export async function saveSettings(serverUrl, paired) {
   await chrome.storage.local.set({ serverUrl, pairedWith: paired ? serverUrl : '' });
+}
+
+/** Keeps the server token every call sends (`Authorization: Bearer`); empty removes it. */
+export async function saveServerToken(serverToken) {
+  await chrome.storage.local.set({ serverToken: serverToken || '' });
 }
 
 /**
@@ -20,12 +32,16 @@ export async function saveSettings(serverUrl, paired) {
  * paired ones. A failure throws an Error with the server's message (and `status`).
  */
 export async function call(path, body, serverUrl) {
-  const server = serverUrl || (await loadSettings()).serverUrl;
+  const settings = await loadSettings();
+  const server = serverUrl || settings.serverUrl;
+  const headers = { 'Content-Type': 'application/json', Accept: 'application/json' };
+  // A server beyond loopback requires a token on every call.
+  if (settings.serverToken) headers.Authorization = `Bearer ${settings.serverToken}`;
   let response;
   try {
     response = await fetch(new URL(path, server), {
       method: 'POST',
-      headers: { 'Content-Type': 'application/json', Accept: 'application/json' },
+      headers,
       body: JSON.stringify(body),
     });
   } catch {

@@ -1,7 +1,9 @@
-// The options page: the devlens server's URL and pairing with it. The token is sent once, from
-// the extension's own origin, and not kept: the server remembers the origin instead.
+// The options page: the devlens server's URL, pairing with it, and the server token. The
+// pairing token is sent once, from the extension's own origin, and not kept: the server
+// remembers the origin instead. The server token (a server beyond loopback requires one) is kept
+// in chrome.storage and sent with every call.
 
-import { DEFAULT_SERVER, call, loadSettings, saveSettings } from './devlens.js';
+import { DEFAULT_SERVER, call, loadSettings, saveServerToken, saveSettings } from './devlens.js';
 
 const $ = (selector) => document.querySelector(selector);
 
@@ -11,11 +13,13 @@ function say(node, message) {
 }
 
 async function showState() {
-  const { serverUrl, paired } = await loadSettings();
+  const { serverUrl, paired, serverToken } = await loadSettings();
   $('#server').value = serverUrl;
+  $('#server-token').value = serverToken;
+  const withToken = serverToken ? ' Calls carry the server token saved below.' : '';
   $('#state').textContent = paired
-    ? `Paired with the devlens server at ${serverUrl}.`
-    : `Not paired yet. The default server is ${DEFAULT_SERVER}.`;
+    ? `Paired with the devlens server at ${serverUrl}.${withToken}`
+    : `Not paired yet. The default server is ${DEFAULT_SERVER}.${withToken}`;
 }
 
 /** The server URL typed, normalised to its origin and a slash; an Error saying what is wrong. */
@@ -43,6 +47,7 @@ async function pair(event) {
   event.preventDefault();
   say($('#server-error'), '');
   say($('#token-error'), '');
+  say($('#server-token-error'), '');
   const status = $('#pair-status');
   let server;
   try {
@@ -62,6 +67,14 @@ async function pair(event) {
     say($('#server-error'), `The extension needs your permission to reach ${server}: press Pair again and allow it.`);
     return;
   }
+  const serverToken = $('#server-token').value.trim();
+  if (serverToken && !serverToken.startsWith('dlt_')) {
+    say($('#server-token-error'), 'A devlens server token starts with dlt_: paste all of it, or leave the field empty for a server on this machine.');
+    $('#server-token').focus();
+    return;
+  }
+  // Saved first: the pairing call itself needs it on a server that requires tokens.
+  await saveServerToken(serverToken);
   $('#pair').disabled = true;
   status.textContent = 'Pairing…';
   try {
@@ -72,8 +85,15 @@ async function pair(event) {
   } catch (e) {
     status.textContent = '';
     await saveSettings(server, false);
-    // A wrong token is the token's fault; anything else (no server, a refusal) the server's.
-    say(e.status === 401 || e.status === 400 ? $('#token-error') : $('#server-error'), e.message);
+    // A refused server token (401 naming it, 403) is that field's fault; a wrong pairing token
+    // the pairing token's; anything else (no server, a refusal) the server's.
+    const serverTokenRefused = e.status === 403 || (e.status === 401 && /requires a token|token sent/.test(e.message));
+    const field = serverTokenRefused
+      ? $('#server-token-error')
+      : e.status === 401 || e.status === 400
+        ? $('#token-error')
+        : $('#server-error');
+    say(field, e.message);
   } finally {
     $('#pair').disabled = false;
     await showState();

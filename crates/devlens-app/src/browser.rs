@@ -693,8 +693,19 @@ pub async fn navigate(app: &App, args: NavigateArgs) -> Result<NavigationOutcome
             ));
         }
     };
-    let tab = tab(app, &args.connection).await?;
+    let (tab, _turn) = acting_tab(app, &args.connection).await?;
     Ok(tab.navigate(&to, millis(args.timeout_ms)).await?)
+}
+
+/// The tab, once it is this action's turn on it: input and navigation from every session act
+/// on a tab one at a time ([`Tab::take_turn`]); reads do not wait.
+async fn acting_tab(
+    app: &App,
+    connection: &ConnectionArgs,
+) -> Result<(Tab, devlens_browser::TabTurn), AppError> {
+    let tab = tab(app, connection).await?;
+    let turn = tab.take_turn().await;
+    Ok((tab, turn))
 }
 
 /// `query_elements`.
@@ -734,46 +745,43 @@ pub async fn click(app: &App, args: ClickArgs) -> Result<ActionOutcome, AppError
         button: args.button.unwrap_or_default(),
         double: args.double_click.unwrap_or(false),
     };
-    Ok(tab(app, &args.connection)
-        .await?
-        .click(&target, &options)
-        .await?)
+    let (tab, _turn) = acting_tab(app, &args.connection).await?;
+    Ok(tab.click(&target, &options).await?)
 }
 
 /// `fill_element`.
 pub async fn fill(app: &App, args: FillArgs) -> Result<ActionOutcome, AppError> {
     let target = ElementTarget::parse(&args.element);
-    Ok(tab(app, &args.connection)
-        .await?
-        .fill(&target, &args.value)
-        .await?)
+    let (tab, _turn) = acting_tab(app, &args.connection).await?;
+    Ok(tab.fill(&target, &args.value).await?)
 }
 
 /// `type_text`.
 pub async fn type_text(app: &App, args: TypeTextArgs) -> Result<ActionOutcome, AppError> {
     let target = optional_target(args.element);
     let submit = args.submit.unwrap_or(false);
-    let tab = tab(app, &args.connection).await?;
+    let (tab, _turn) = acting_tab(app, &args.connection).await?;
     Ok(tab.type_text(target.as_ref(), &args.text, submit).await?)
 }
 
 /// `press_key`.
 pub async fn press_key(app: &App, args: PressKeyArgs) -> Result<ActionOutcome, AppError> {
     let target = optional_target(args.element);
-    let tab = tab(app, &args.connection).await?;
+    let (tab, _turn) = acting_tab(app, &args.connection).await?;
     Ok(tab.press_key(&args.key, target.as_ref()).await?)
 }
 
 /// `hover`.
 pub async fn hover(app: &App, args: ElementArgs) -> Result<ActionOutcome, AppError> {
     let target = ElementTarget::parse(&args.element);
-    Ok(tab(app, &args.connection).await?.hover(&target).await?)
+    let (tab, _turn) = acting_tab(app, &args.connection).await?;
+    Ok(tab.hover(&target).await?)
 }
 
 /// `select_option`.
 pub async fn select_option(app: &App, args: SelectOptionArgs) -> Result<ActionOutcome, AppError> {
     let target = ElementTarget::parse(&args.element);
-    let tab = tab(app, &args.connection).await?;
+    let (tab, _turn) = acting_tab(app, &args.connection).await?;
     Ok(tab.select_option(&target, &args.values).await?)
 }
 
@@ -790,7 +798,8 @@ pub async fn scroll(app: &App, args: ScrollArgs) -> Result<ActionOutcome, AppErr
         direction: args.direction,
         amount: args.amount,
     };
-    Ok(tab(app, &args.connection).await?.scroll(&request).await?)
+    let (tab, _turn) = acting_tab(app, &args.connection).await?;
+    Ok(tab.scroll(&request).await?)
 }
 
 /// `wait_for`: exactly one condition.

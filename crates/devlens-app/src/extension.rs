@@ -278,7 +278,7 @@ fn new_token() -> Result<String, AppError> {
 }
 
 /// Compares two secrets in time that depends on their lengths only, not on where they differ.
-fn same_secret(given: &[u8], expected: &[u8]) -> bool {
+pub(crate) fn same_secret(given: &[u8], expected: &[u8]) -> bool {
     if given.len() != expected.len() || expected.is_empty() {
         return false;
     }
@@ -332,7 +332,7 @@ fn modified(path: &Path) -> Option<SystemTime> {
 }
 
 /// Keeps the token from other users of the machine.
-fn owner_only(path: &Path) {
+pub(crate) fn owner_only(path: &Path) {
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;

@@ -15,7 +15,8 @@
 //!   string clears a field — and say what is wrong when it cannot.
 //! - What the dev panel and the extension add: [`live`] (the browser's records as a change feed,
 //!   read without moving the agent's marks), [`status`] (model, engine, index sizes),
-//!   [`extension`] (pairing the Chrome extension with this server).
+//!   [`extension`] (pairing the Chrome extension with this server), [`tokens`] (the bearer
+//!   tokens a server others reach requires).
 //! - Results are the domain's own types, each a [`Report`] (serializable, plus compact text);
 //!   failures are [`AppError`]s, each with an [`ErrorKind`] the surfaces map to an HTTP status,
 //!   an exit code or an MCP error reply.
@@ -36,6 +37,7 @@ pub mod kb;
 pub mod live;
 pub mod projects;
 pub mod status;
+pub mod tokens;
 pub mod workspace;
 
 use std::path::{Path, PathBuf};
@@ -46,6 +48,8 @@ use devlens_docs::{Docs, DocsError};
 use devlens_embed::LazyEmbedder;
 use devlens_kb::{KbError, KnowledgeBase};
 use devlens_openapi::explorer::ApiExplorer;
+use devlens_openapi::semantic::PostgresIndexStore;
+use devlens_search::postgres::ServerDatabase;
 use devlens_workspace::Workspace;
 
 pub use devlens_browser::BrowserSessions;
@@ -68,6 +72,9 @@ pub struct App {
     workspace: Mutex<Option<Arc<Workspace>>>,
     /// Which Chrome extensions may call this server.
     extension: extension::ExtensionPairing,
+    /// The team server database every corpus keeps its data in, when `[store] url` (or
+    /// `DEVLENS_DATABASE_URL`) names one.
+    database: Option<Arc<ServerDatabase>>,
 }
 
 impl std::fmt::Debug for App {
@@ -91,8 +98,15 @@ impl App {
             config.data_dir.clone(),
         ));
         let extension = extension::ExtensionPairing::new(&config.data_dir);
+        // A team server's database, when one is configured; nothing connects until first use.
+        let database = config.database_url().map(|url| ServerDatabase::open(&url));
+        let mut api = ApiExplorer::new(config.clone()).with_lazy_embedder(Arc::clone(&embedder));
+        if let Some(db) = &database {
+            api = api.with_index_store(Arc::new(PostgresIndexStore::new(Arc::clone(db))));
+        }
         Self {
-            api: ApiExplorer::new(config.clone()).with_lazy_embedder(Arc::clone(&embedder)),
+            api,
+            database,
             config,
             embedder,
             docs: Mutex::new(None),
@@ -135,6 +149,24 @@ impl App {
         &self.config
     }
 
+    /// The team server database, when one is configured (`None`: the embedded store).
+    pub fn database(&self) -> Option<&Arc<ServerDatabase>> {
+        self.database.as_ref()
+    }
+
+    /// Connects to the configured database and brings its schema up to date: a server checks
+    /// this at start rather than failing its first request. Nothing to do for the embedded
+    /// store.
+    pub fn check_store(&self) -> Result<(), AppError> {
+        match &self.database {
+            Some(db) => db.check().map_err(|message| AppError::Failed {
+                kind: ErrorKind::Unavailable,
+                message: format!("the team server database is not usable: {message}"),
+            }),
+            None => Ok(()),
+        }
+    }
+
     /// The API explorer: specs, tags, endpoints, search, semantic indexes.
     pub fn api(&self) -> &ApiExplorer {
         &self.api
@@ -147,11 +179,14 @@ impl App {
         if let Some(docs) = slot.as_ref() {
             return Ok(Arc::clone(docs));
         }
-        let store = devlens_docs::SqliteDocsStore::open(&devlens_docs::registry_path(
-            &self.config.data_dir,
-        ))?;
+        let store: Arc<dyn devlens_docs::DocsStore> = match &self.database {
+            Some(db) => Arc::new(devlens_docs::PostgresDocsStore::new(Arc::clone(db))),
+            None => Arc::new(devlens_docs::SqliteDocsStore::open(
+                &devlens_docs::registry_path(&self.config.data_dir),
+            )?),
+        };
         let docs = Arc::new(Docs::with_store(
-            Arc::new(store),
+            store,
             &self.config,
             Arc::clone(&self.embedder),
         )?);
@@ -166,9 +201,14 @@ impl App {
         if let Some(kb) = slot.as_ref() {
             return Ok(Arc::clone(kb));
         }
-        let store = devlens_kb::SqliteStore::open(&devlens_kb::store_path(&self.config.data_dir))?;
+        let store: Arc<dyn devlens_kb::SolutionStore> = match &self.database {
+            Some(db) => Arc::new(devlens_kb::PostgresStore::new(Arc::clone(db))),
+            None => Arc::new(devlens_kb::SqliteStore::open(&devlens_kb::store_path(
+                &self.config.data_dir,
+            ))?),
+        };
         let kb = Arc::new(KnowledgeBase::with_store(
-            Arc::new(store),
+            store,
             &self.config,
             Arc::clone(&self.embedder),
         ));

@@ -68,7 +68,7 @@ pub use tab::launch::{ConnectOptions, LaunchOptions, find_chrome};
 pub use tab::session::{
     BrowserSessions, ConnectionInfo, ConnectionKind, ConnectionList, Disconnected, SessionOptions,
 };
-pub use tab::targets::{Tab, TabInfo, TabList, TabSelector};
+pub use tab::targets::{Tab, TabInfo, TabList, TabSelector, TabTurn};
 
 /// How long a single protocol command may take before the browser counts as unresponsive.
 pub(crate) const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);

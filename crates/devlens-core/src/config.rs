@@ -27,6 +27,17 @@ pub struct ServerSettings {
     pub allowed_hosts: Vec<String>,
     /// Browser origins allowed to call the HTTP server, e.g. `chrome-extension://<id>`.
     pub allowed_origins: Vec<String>,
+    /// Require a bearer token (`devlens token create`) on a loopback address too; beyond
+    /// loopback one is always required.
+    pub require_token: bool,
+    /// Requests a minute per token (per client address without one) [default: 600]; 0 turns
+    /// the limit off.
+    pub rate_limit_per_minute: Option<u32>,
+    /// The largest request body accepted, in MB [default: 32].
+    pub max_body_mb: Option<u64>,
+    /// How long a plain request may run, in seconds [default: 300]; event streams and MCP are
+    /// not cut.
+    pub request_timeout_secs: Option<u64>,
 }
 
 /// `[embedding]`: which embedding provider and model semantic search uses.
@@ -106,6 +117,17 @@ pub struct LlmSettings {
     pub timeout_secs: Option<u64>,
 }
 
+/// `[store]`: where the knowledge base, library docs and API indexes live. Unset: the embedded
+/// store in the data dir (SQLite files and index folders). A PostgreSQL URL (with the pgvector
+/// extension): a team server's database, which several devlens servers can share.
+#[derive(Debug, Clone, Default, Deserialize, Serialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct StoreSettings {
+    /// `postgres://USER:PASSWORD@HOST:PORT/DATABASE` [default: `DEVLENS_DATABASE_URL`, which
+    /// also overrides this; keep passwords there rather than in the file].
+    pub url: Option<String>,
+}
+
 /// `[browser]`: which Chrome devlens launches. Tool calls cannot name an executable or a
 /// profile folder of their own (a page the agent reads could talk it into running anything):
 /// these come from here, `CHROME_PATH`, or the command line; a tool may pick only what
@@ -182,6 +204,7 @@ pub struct ConfigFile {
     pub kb: KbSettings,
     pub llm: LlmSettings,
     pub browser: BrowserSettings,
+    pub store: StoreSettings,
 }
 
 /// The resolved configuration: where data lives and what the config file said.
@@ -235,6 +258,16 @@ impl Config {
             config_path: None,
             file: ConfigFile::default(),
         }
+    }
+
+    /// The team server database's URL, if one is configured: `DEVLENS_DATABASE_URL`, else
+    /// `[store] url`. `None`: the embedded store.
+    pub fn database_url(&self) -> Option<String> {
+        std::env::var("DEVLENS_DATABASE_URL")
+            .ok()
+            .filter(|url| !url.trim().is_empty())
+            .or_else(|| self.file.store.url.clone())
+            .filter(|url| !url.trim().is_empty())
     }
 
     /// The directory relative paths in the config file are resolved against.

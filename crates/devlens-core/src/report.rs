@@ -36,8 +36,10 @@ impl<T: Report + ?Sized> Report for Box<T> {
 pub enum ErrorKind {
     /// The request is malformed, out of range or ambiguous: the caller can fix it.
     InvalidInput,
-    /// The caller did not prove who it is (a wrong pairing token).
+    /// The caller did not prove who it is (a wrong pairing token, no bearer token).
     Unauthorized,
+    /// The caller is known but may not do this (a read-only token asking for a write).
+    Forbidden,
     /// Something named (a project, an operation, a library, a solution, a tab) does not exist.
     NotFound,
     /// The request clashes with what is going on (an index being built, an id taken).
@@ -60,9 +62,10 @@ pub enum ErrorKind {
 }
 
 impl ErrorKind {
-    pub const ALL: [ErrorKind; 11] = [
+    pub const ALL: [ErrorKind; 12] = [
         Self::InvalidInput,
         Self::Unauthorized,
+        Self::Forbidden,
         Self::NotFound,
         Self::Conflict,
         Self::Precondition,
@@ -79,6 +82,7 @@ impl ErrorKind {
         match self {
             Self::InvalidInput => 400,
             Self::Unauthorized => 401,
+            Self::Forbidden => 403,
             Self::NotFound => 404,
             Self::Conflict | Self::Precondition => 409,
             Self::Gone => 410,
@@ -95,7 +99,7 @@ impl ErrorKind {
     /// or failing service (a retry or an install may help), 1 for the rest.
     pub fn exit_code(self) -> u8 {
         match self {
-            Self::InvalidInput | Self::Unauthorized => 2,
+            Self::InvalidInput | Self::Unauthorized | Self::Forbidden => 2,
             Self::NotFound => 3,
             Self::Unavailable | Self::Upstream | Self::Timeout => 4,
             Self::Conflict
@@ -110,6 +114,7 @@ impl ErrorKind {
         match self {
             Self::InvalidInput => "invalidInput",
             Self::Unauthorized => "unauthorized",
+            Self::Forbidden => "forbidden",
             Self::NotFound => "notFound",
             Self::Conflict => "conflict",
             Self::Precondition => "precondition",

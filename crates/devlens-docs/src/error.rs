@@ -55,6 +55,9 @@ pub enum DocsError {
     )]
     Store { path: PathBuf, message: String },
 
+    #[error("the docs database failed: {message}. Nothing was changed.")]
+    Database { location: String, message: String },
+
     #[error("embedding the docs failed: {0}")]
     Embed(#[from] devlens_embed::EmbedError),
 
@@ -92,6 +95,8 @@ impl Classify for DocsError {
             Self::Embed(e) if e.is_unavailable() => ErrorKind::Unavailable,
             Self::Embed(_) => ErrorKind::Upstream,
             Self::Store { .. } | Self::Search(_) => ErrorKind::Internal,
+            // Mostly an unreachable or busy server: worth trying again.
+            Self::Database { .. } => ErrorKind::Unavailable,
         }
     }
 }

@@ -55,7 +55,7 @@ pub use eval::{EvalReport, GoldenQuestion, parse_golden};
 pub use ingest::{DocsSource, IngestReport, IngestRequest, IngestStage, embedding_texts};
 pub use query::{QueryDocsInput, QueryDocsOutput, QueryRequest};
 pub use resolve::{LibraryMatch, Resolved};
-pub use store::{DocsStore, LibraryInfo, SqliteDocsStore};
+pub use store::{DocsStore, LibraryInfo, PostgresDocsStore, SqliteDocsStore};
 
 use crate::cache::{CacheKey, new_cache};
 use crate::search::VersionIndex;

@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use axum::{
-    Json, Router,
+    Extension, Json, Router,
     extract::{Path, State},
     http::{HeaderMap, StatusCode},
     response::{IntoResponse, Response},
@@ -13,11 +13,12 @@ use serde::Deserialize;
 use serde_json::json;
 
 use devlens_app::{
-    App,
+    App, ErrorKind,
     api::{SearchInput, endpoint_ref, search_request, spec_selector},
     browser::ConnectionArgs,
     contract::{self, CallEndpoint, CheckTraffic, TrafficSource},
     projects::{ProjectList, ReindexAll, ReindexEvent},
+    tokens::Scope,
 };
 use devlens_openapi::explorer::SpecSelector;
 
@@ -367,12 +368,21 @@ struct CallBody {
 }
 
 /// `POST /api/call`: an endpoint called by operationId (a dry run for unsafe methods unless
-/// `execute` is true).
+/// `execute` is true; `execute` needs a write token where tokens are required).
 async fn call(
     State(app): Shared,
+    scope: Option<Extension<Scope>>,
     headers: HeaderMap,
     Body(body): Body<CallBody>,
 ) -> Result<Response, Failure> {
+    if body.execute == Some(true) && scope.is_some_and(|Extension(scope)| scope == Scope::Read) {
+        return Err(Failure::new(
+            ErrorKind::Forbidden,
+            "`execute: true` sends the request to the API for real, and this token may only \
+             read: leave `execute` out for a dry run (GET, HEAD and OPTIONS are sent anyway), or \
+             use a write token (`devlens token create --scope write` on the server).",
+        ));
+    }
     let endpoint = endpoint_ref(body.operation_id, body.method, body.path)?;
     let request = CallEndpoint {
         selector: body.target.selector(),

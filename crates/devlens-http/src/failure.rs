@@ -33,6 +33,13 @@ impl Failure {
         Self::new(ErrorKind::InvalidInput, message)
     }
 
+    /// The same failure answered with `status` instead of its kind's (429, 413: statuses no
+    /// domain error has).
+    pub(crate) fn with_status(mut self, status: StatusCode) -> Self {
+        self.status = status;
+        self
+    }
+
     fn of(error: &impl Classify) -> Self {
         Self::new(error.kind(), error.to_string())
     }

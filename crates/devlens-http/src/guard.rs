@@ -118,6 +118,8 @@ pub(crate) async fn check_host_and_origin(
     }
     match header_str(headers, header::ORIGIN) {
         Some(origin) if policy.origin_allowed(origin) => {}
+        // The panel served at the (accepted) address the client used, e.g. a team server's.
+        Some(origin) if host.is_some_and(|host| same_origin(origin, host)) => {}
         // An extension may ask to pair; the handler checks its token.
         Some(origin)
             if origin.starts_with(EXTENSION_SCHEME) && request.uri().path() == PAIRING_PATH => {}
@@ -149,6 +151,16 @@ pub(crate) async fn check_host_and_origin(
         None => {}
     }
     next.run(request).await
+}
+
+/// Whether `origin` is this server as the client addressed it (`Host`, already accepted): a page
+/// the server itself served, not another site.
+fn same_origin(origin: &str, host: &str) -> bool {
+    let origin = origin.trim_end_matches('/').to_ascii_lowercase();
+    origin
+        .strip_prefix("http://")
+        .or_else(|| origin.strip_prefix("https://"))
+        .is_some_and(|authority| authority == host.to_ascii_lowercase())
 }
 
 /// A request a browser made for a script of no web page: `Sec-Fetch-Site: none` outside a
@@ -193,6 +205,18 @@ mod tests {
         assert!(!policy.origin_allowed("http://localhost.evil.com"));
         assert!(!policy.origin_allowed("null"));
         assert!(!policy.origin_allowed("chrome-extension://unpaired"));
+    }
+
+    #[test]
+    fn a_page_of_the_server_itself_is_same_origin() {
+        assert!(same_origin("http://devlens.team:7878", "devlens.team:7878"));
+        assert!(same_origin("https://Devlens.Team/", "devlens.team"));
+        assert!(!same_origin("http://evil.com:7878", "devlens.team:7878"));
+        assert!(!same_origin(
+            "http://devlens.team:9999",
+            "devlens.team:7878"
+        ));
+        assert!(!same_origin("null", "devlens.team"));
     }
 
     #[test]

@@ -35,6 +35,9 @@ pub enum KbError {
     )]
     Store { path: PathBuf, message: String },
 
+    #[error("the knowledge base database failed: {message}. Nothing was changed.")]
+    Database { location: String, message: String },
+
     /// No embedder (no model, no key): the reason, as the embedder gave it.
     #[error("cannot embed: {0}")]
     EmbedderUnavailable(String),
@@ -52,6 +55,8 @@ impl Classify for KbError {
             Self::InvalidInput(_) | Self::Import { .. } => ErrorKind::InvalidInput,
             Self::UnknownSolution { .. } => ErrorKind::NotFound,
             Self::Store { .. } => ErrorKind::Internal,
+            // Mostly an unreachable or busy server: worth trying again.
+            Self::Database { .. } => ErrorKind::Unavailable,
             Self::EmbedderUnavailable(_) => ErrorKind::Unavailable,
             Self::Embed(e) if e.is_unavailable() => ErrorKind::Unavailable,
             Self::Embed(_) => ErrorKind::Upstream,

@@ -44,7 +44,7 @@ pub use results::{
 };
 pub use search::{DEFAULT_MODE, SearchMode, calibrated_threshold};
 pub use solution::{EXPORT_VERSION, ExportFile, NewSolution, Solution, SolutionPatch, valid_id};
-pub use store::{ImportCounts, SolutionStore, SqliteStore};
+pub use store::{ImportCounts, PostgresStore, SolutionStore, SqliteStore};
 
 use crate::search::VectorCache;
 
@@ -71,6 +71,9 @@ pub struct KnowledgeBase {
     llm: LlmSettings,
     embedder: Arc<LazyEmbedder>,
     vectors: Mutex<Option<Arc<VectorCache>>>,
+    /// Solution counts (all, and embedded by the model) at a generation, for stores that search
+    /// vectors themselves: counting a big table on every search would cost more than the search.
+    counts: Mutex<Option<(i64, String, store::Counts)>>,
 }
 
 impl std::fmt::Debug for KnowledgeBase {
@@ -114,6 +117,7 @@ impl KnowledgeBase {
             llm: config.file.llm.clone(),
             embedder,
             vectors: Mutex::new(None),
+            counts: Mutex::new(None),
         }
     }
 

@@ -133,6 +133,24 @@ impl VectorCache {
         cache
     }
 
+    /// The ranking a store that searches vectors itself answered: the matched solutions only
+    /// (no vectors), best first.
+    pub(crate) fn of_matches(
+        near: Vec<crate::store::NearChunk>,
+    ) -> (Arc<Self>, Vec<SemanticMatch>) {
+        let mut cache = Self::default();
+        let mut matches = Vec::with_capacity(near.len());
+        for (id, chunk, score) in near {
+            matches.push(SemanticMatch {
+                solution: cache.ids.len() as u32,
+                score,
+                chunk,
+            });
+            cache.ids.push(id);
+        }
+        (Arc::new(cache), matches)
+    }
+
     /// Solutions with vectors.
     pub(crate) fn solutions(&self) -> usize {
         self.ids.len()
@@ -412,6 +430,22 @@ impl KnowledgeBase {
         Ok(cache)
     }
 
+    /// Solutions in all and with current vectors of `model`, counted again only when anything
+    /// was written since.
+    fn counts_now(&self, model: &str) -> Result<crate::store::Counts, KbError> {
+        let generation = self.store.generation()?;
+        let mut slot = self.counts.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some((g, m, counts)) = slot.as_ref()
+            && *g == generation
+            && m == model
+        {
+            return Ok(*counts);
+        }
+        let counts = self.store.counts(Some(model))?;
+        *slot = Some((generation, model.to_string(), counts));
+        Ok(counts)
+    }
+
     /// Whether `[kb] show_similarity_scores` asks for scores in result texts.
     fn show_scores(&self) -> bool {
         self.settings().show_similarity_scores.unwrap_or(true)
@@ -434,11 +468,24 @@ impl KnowledgeBase {
                 )));
             }
         };
-        let cache = blocking(|| self.vector_cache(embedder.as_ref()))?;
-        if cache.total == 0 {
+        // Solutions in all, and with current vectors: from the store when it searches vectors
+        // itself, else from the in-memory copy (loaded when anything changed).
+        let cache = if self.store.searches_vectors() {
+            None
+        } else {
+            Some(blocking(|| self.vector_cache(embedder.as_ref()))?)
+        };
+        let (total, embedded) = match &cache {
+            Some(cache) => (cache.total, cache.solutions()),
+            None => {
+                let counts = blocking(|| self.counts_now(embedder.model()))?;
+                (counts.solutions, counts.embedded)
+            }
+        };
+        if total == 0 {
             return Ok(SemanticSide::EmptyBase);
         }
-        if cache.solutions() == 0 {
+        if embedded == 0 {
             return Ok(SemanticSide::Missing(format!(
                 "no solution has an embedding from {} yet: run `devlens kb reembed`",
                 embedder.model()
@@ -454,16 +501,29 @@ impl KnowledgeBase {
             Err(e) => return Err(e.into()),
         };
         let threshold = self.threshold(threshold, embedder.model())?;
-        let caveat = (cache.solutions() < cache.total).then(|| {
+        let caveat = (embedded < total).then(|| {
             format!(
                 "{} of {} solutions have no current embedding and are found by keyword only: \
                  run `devlens kb reembed`",
-                cache.total - cache.solutions(),
-                cache.total
+                total - embedded,
+                total
             )
         });
         // Enough for the results, for hybrid fusion and for the eval's threshold sweep.
-        let matches = cache.rank(&vector, top_k.max(FUSION_DEPTH));
+        let depth = top_k.max(FUSION_DEPTH);
+        let (cache, matches) = match cache {
+            Some(cache) => {
+                let matches = cache.rank(&vector, depth);
+                (cache, matches)
+            }
+            None => {
+                let near = blocking(|| {
+                    self.store
+                        .nearest(embedder.model(), embedder.dims(), &vector, depth)
+                })?;
+                VectorCache::of_matches(near)
+            }
+        };
         Ok(SemanticSide::Ready(
             SemanticRanking {
                 cache,

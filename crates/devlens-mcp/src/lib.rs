@@ -43,7 +43,7 @@ use rmcp::{
     },
 };
 
-use devlens_app::App;
+use devlens_app::{App, tokens::Scope};
 
 pub use devlens_app;
 pub use devlens_browser;
@@ -539,6 +539,9 @@ impl ServerHandler for DevlensServer {
         if self.is_hidden(&name) {
             return Ok(visibility::hidden_tool_reply(&name).into());
         }
+        if let Some(refusal) = self.scope_refusal(&name, &context) {
+            return Ok(refusal.into());
+        }
         let call = ToolCallContext::new(self, request, context);
         let response = self.tool_router.call(call).await;
         // A call can change the state (a launch, enable_debug_tools, a click that hits a
@@ -564,6 +567,41 @@ impl ServerHandler for DevlensServer {
             }
         }
         Ok(response)
+    }
+}
+
+impl DevlensServer {
+    /// A tool a read-only token may not call: over HTTP, the server's token check puts the
+    /// token's scope in the request, and a read token may call only the tools annotated
+    /// read-only (and hide_tools / show_tools, which change this session's list alone). Over
+    /// stdio, or on a server that requires no token, there is no scope and nothing is refused.
+    fn scope_refusal(
+        &self,
+        name: &str,
+        context: &RequestContext<RoleServer>,
+    ) -> Option<rmcp::model::CallToolResult> {
+        let scope = context
+            .extensions
+            .get::<http::request::Parts>()?
+            .extensions
+            .get::<Scope>()?;
+        if *scope == Scope::Write || visibility::META_TOOLS.contains(&name) {
+            return None;
+        }
+        let read_only = self
+            .tool_list
+            .iter()
+            .find(|tool| tool.name == name)
+            .and_then(|tool| tool.annotations.as_ref())
+            .and_then(|annotations| annotations.read_only_hint)
+            == Some(true);
+        (!read_only).then(|| {
+            reply::failure(format!(
+                "{name} changes state, and the token this client connected with may only read \
+                 (scope read). Ask the server's owner for a write token (`devlens token create \
+                 --scope write`) and put it in this MCP server's Authorization header."
+            ))
+        })
     }
 }
 

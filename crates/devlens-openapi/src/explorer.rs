@@ -75,6 +75,7 @@ impl Classify for ExplorerError {
             Self::InvalidInput(_) => ErrorKind::InvalidInput,
             Self::Project(e) => e.kind(),
             Self::Spec(e) => e.kind(),
+            Self::Store(StoreError::Database(_)) => ErrorKind::Unavailable,
             Self::Search(_) | Self::Store(_) => ErrorKind::Internal,
             Self::Embedding(e) if e.is_unavailable() => ErrorKind::Unavailable,
             Self::Embedding(
@@ -317,6 +318,12 @@ impl ApiExplorer {
     /// An explorer that embeds with `embedder` instead of the configured provider.
     pub fn with_embedder(config: Config, embedder: Arc<dyn Embedder>) -> Self {
         Self::new(config).with_lazy_embedder(Arc::new(LazyEmbedder::ready(Ok(embedder))))
+    }
+
+    /// Keeps semantic indexes in `store` (a team server's database) instead of the data dir.
+    pub fn with_index_store(mut self, store: Arc<dyn SemanticIndexStore>) -> Self {
+        self.store = store;
+        self
     }
 
     /// Embeds with `embedder`, which a host shares with its other corpora (one model loaded).

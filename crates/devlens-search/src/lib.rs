@@ -11,6 +11,7 @@ pub mod fusion;
 pub mod golden;
 pub mod hybrid;
 pub mod keyword;
+pub mod postgres;
 pub mod sqlite;
 pub mod store;
 pub mod text;

@@ -30,6 +30,8 @@ pub enum StoreError {
     Corrupt { path: PathBuf, reason: String },
     #[error("invalid index name '{0}'")]
     InvalidName(String),
+    #[error("the index database failed: {0}")]
+    Database(String),
 }
 
 /// A loaded index: its metadata, one item per vector, and the vectors.

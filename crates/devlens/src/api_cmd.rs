@@ -57,6 +57,7 @@ pub(crate) async fn run(mut config: Config, command: ApiCommand) -> anyhow::Resu
             base_url,
             include_previous_pages,
             server,
+            token,
             json,
         } => {
             let checked: TrafficReport = match har {
@@ -78,7 +79,7 @@ pub(crate) async fn run(mut config: Config, command: ApiCommand) -> anyhow::Resu
                     contract::check_traffic(&app, request).await?
                 }
                 None => {
-                    let remote = Remote::new(server.as_deref(), app.config())?;
+                    let remote = Remote::new(server.as_deref(), token.as_deref(), app.config())?;
                     let body = json!({
                         "project": target.project,
                         "spec": target.spec,

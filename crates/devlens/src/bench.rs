@@ -108,7 +108,7 @@ fn percentile(samples: &mut [f64], p: f64) -> f64 {
 }
 
 /// VmHWM / VmRSS from /proc (Linux); 0 elsewhere.
-fn proc_status_mib(key: &str) -> f64 {
+pub(crate) fn proc_status_mib(key: &str) -> f64 {
     std::fs::read_to_string("/proc/self/status")
         .ok()
         .and_then(|status| {

@@ -67,6 +67,12 @@ pub(crate) enum Command {
     /// The devlens Chrome extension: the folder to load unpacked, the pairing token
     #[command(subcommand)]
     Extension(ExtensionCommand),
+    /// The team server's database (PostgreSQL + pgvector): check it, and the scale run that
+    /// compares it with the embedded store
+    Store(crate::store_cmd::StoreArgs),
+    /// Bearer tokens for a server others reach (required beyond loopback): create, list, revoke
+    #[command(subcommand)]
+    Token(TokenCommand),
 }
 
 #[derive(Debug, Args)]
@@ -107,6 +113,15 @@ pub(crate) struct BrowserChoice {
         conflicts_with = "connect"
     )]
     pub server: Option<String>,
+    /// The bearer token for a server that requires one (`devlens token create` on the server)
+    #[arg(
+        long,
+        global = true,
+        env = "DEVLENS_TOKEN",
+        hide_env_values = true,
+        value_name = "TOKEN"
+    )]
+    pub token: Option<String>,
 }
 
 #[derive(Debug, Args)]
@@ -115,6 +130,15 @@ pub(crate) struct DebugArgs {
     /// then 127.0.0.1:7878]
     #[arg(long, global = true, value_name = "HOST:PORT")]
     pub server: Option<String>,
+    /// The bearer token for a server that requires one (`devlens token create` on the server)
+    #[arg(
+        long,
+        global = true,
+        env = "DEVLENS_TOKEN",
+        hide_env_values = true,
+        value_name = "TOKEN"
+    )]
+    pub token: Option<String>,
     /// Print the structured answer as JSON
     #[arg(long, global = true)]
     pub json: bool,
@@ -546,6 +570,39 @@ pub(crate) enum ExtensionCommand {
     },
 }
 
+#[derive(Debug, Subcommand)]
+pub(crate) enum TokenCommand {
+    /// Make a token and print it — the only time it is shown (the data dir keeps its hash)
+    Create {
+        /// What it may do: `read` (search, query, ask, list, read files and the browser's
+        /// records) or `write` (also everything that changes state)
+        #[arg(long, value_parser = parse_scope)]
+        scope: devlens_app::tokens::Scope,
+        /// A name to tell it apart in `devlens token list` (who or what holds it)
+        #[arg(long)]
+        name: Option<String>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// The tokens: id, name, scope, when made and their last four characters (never a token)
+    List {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Revoke a token by its id: calls carrying it are refused from now on, by running servers
+    /// too
+    Revoke {
+        id: String,
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+fn parse_scope(text: &str) -> Result<devlens_app::tokens::Scope, String> {
+    text.parse()
+        .map_err(|e: devlens_app::AppError| e.to_string())
+}
+
 #[derive(Debug, Args)]
 pub(crate) struct ServeArgs {
     /// Serve HTTP on this address instead of stdio: MCP at /mcp, REST under /api/
@@ -711,6 +768,14 @@ pub(crate) enum ApiCommand {
         /// DEVLENS_SERVER, `[server] http`, 127.0.0.1:7878]
         #[arg(long, value_name = "HOST:PORT")]
         server: Option<String>,
+        /// The bearer token for a server that requires one
+        #[arg(
+            long,
+            env = "DEVLENS_TOKEN",
+            hide_env_values = true,
+            value_name = "TOKEN"
+        )]
+        token: Option<String>,
         #[arg(long)]
         json: bool,
     },

@@ -227,7 +227,7 @@ fn ms(since: Instant) -> f64 {
 
 /// Sentences of the real texts, recombined into `n` short solutions: realistic words and
 /// lengths without copying any one solution.
-fn generated(corpus: &[Solution], n: usize) -> Vec<Solution> {
+pub(crate) fn generated(corpus: &[Solution], n: usize) -> Vec<Solution> {
     let sentences: Vec<&str> = corpus
         .iter()
         .flat_map(|s| s.text.split(['\n', '.']))

@@ -16,6 +16,8 @@ mod project_cmd;
 mod remote;
 mod serve;
 mod session_cmd;
+mod store_cmd;
+mod token_cmd;
 mod workspace_cmd;
 
 use std::process::ExitCode;
@@ -84,6 +86,8 @@ async fn run(cli: Cli, log_feed: devlens_mcp::LogFeed) -> anyhow::Result<()> {
         Command::Kb(args) => kb_cmd::run(config, args).await,
         Command::Workspace(args) => workspace_cmd::run(config, args).await,
         Command::Extension(command) => extension_cmd::run(&config, command),
+        Command::Token(command) => token_cmd::run(&config, command),
+        Command::Store(args) => store_cmd::run(config, args).await,
     }
 }
 

@@ -17,16 +17,32 @@ pub(crate) const DEFAULT_SERVER: &str = "127.0.0.1:7878";
 const CALL_TIMEOUT: Duration = Duration::from_secs(180);
 
 /// A running devlens server.
-#[derive(Debug)]
 pub(crate) struct Remote {
     base: String,
     client: reqwest::Client,
+    /// The bearer token sent with every call (a server beyond loopback requires one).
+    token: Option<String>,
+}
+
+// The token stays out of debug output.
+impl std::fmt::Debug for Remote {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Remote")
+            .field("base", &self.base)
+            .field("token", &self.token.as_ref().map(|_| "…"))
+            .finish()
+    }
 }
 
 impl Remote {
     /// The server `--server` names, else `DEVLENS_SERVER`, else `[server] http` of the config,
-    /// else 127.0.0.1:7878. `host:port` and full URLs both work.
-    pub(crate) fn new(server: Option<&str>, config: &Config) -> anyhow::Result<Self> {
+    /// else 127.0.0.1:7878. `host:port` and full URLs both work. `token` (`--token` or
+    /// `DEVLENS_TOKEN`) goes with every call when given.
+    pub(crate) fn new(
+        server: Option<&str>,
+        token: Option<&str>,
+        config: &Config,
+    ) -> anyhow::Result<Self> {
         let env = std::env::var("DEVLENS_SERVER")
             .ok()
             .filter(|s| !s.is_empty());
@@ -44,7 +60,15 @@ impl Remote {
             .timeout(CALL_TIMEOUT)
             .build()
             .context("cannot set up an HTTP client")?;
-        Ok(Self { base, client })
+        let token = token
+            .map(str::trim)
+            .filter(|t| !t.is_empty())
+            .map(str::to_string);
+        Ok(Self {
+            base,
+            client,
+            token,
+        })
     }
 
     /// Calls a tool route (`browser/click_element`) with its arguments; the compact text.
@@ -66,14 +90,15 @@ impl Remote {
         accept: &str,
     ) -> anyhow::Result<reqwest::Response> {
         let url = format!("{}/api/{route}", self.base);
-        let response = self
+        let mut request = self
             .client
             .post(&url)
             .header(reqwest::header::ACCEPT, accept)
-            .json(&args)
-            .send()
-            .await
-            .map_err(|e| self.unreachable(&e))?;
+            .json(&args);
+        if let Some(token) = &self.token {
+            request = request.bearer_auth(token);
+        }
+        let response = request.send().await.map_err(|e| self.unreachable(&e))?;
         if response.status().is_success() {
             return Ok(response);
         }

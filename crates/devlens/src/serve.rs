@@ -5,9 +5,9 @@ use std::{net::SocketAddr, path::PathBuf, sync::Arc};
 use anyhow::Context;
 use tokio_util::sync::CancellationToken;
 
-use devlens_app::App;
+use devlens_app::{App, AppError, ErrorKind, tokens::TokenStore};
 use devlens_core::Config;
-use devlens_http::OriginPolicy;
+use devlens_http::{Limits, OriginPolicy, ServerOptions};
 use devlens_mcp::{DevlensServer, McpOptions};
 
 use crate::cli::ServeArgs;
@@ -23,6 +23,11 @@ pub(crate) async fn run(
         &config.file.server.allowed_hosts,
         &config.file.server.allowed_origins,
     );
+    let server_options = ServerOptions {
+        policy,
+        require_tokens: config.file.server.require_token,
+        limits: Limits::from_settings(&config.file.server),
+    };
     let data_dir = config.data_dir.root().display().to_string();
     let root = args
         .workspace
@@ -34,13 +39,22 @@ pub(crate) async fn run(
     if args.workspace.workspace.is_some() {
         app.workspace()?;
     }
+    // A team server's database is checked (and its schema brought up to date) before serving,
+    // so a wrong URL or a server that is down is said now, not at the first request.
+    app.check_store()?;
+    if let Some(db) = app.database() {
+        tracing::info!(
+            database = db.location(),
+            "storing in the team server database"
+        );
+    }
     let options = Arc::new(McpOptions {
         families: args.tools.unwrap_or_default(),
         dynamic_tools: args.dynamic_tools,
         workspace_from_roots: args.workspace.workspace.is_none(),
         log_feed: Some(log_feed),
     });
-    let result = serve(Arc::clone(&app), options, http, policy, data_dir).await;
+    let result = serve(Arc::clone(&app), options, http, server_options, data_dir).await;
     // Browsers devlens launched close with it, however serving ended.
     app.shutdown().await;
     result
@@ -50,7 +64,7 @@ async fn serve(
     app: Arc<App>,
     options: Arc<McpOptions>,
     http: Option<String>,
-    policy: OriginPolicy,
+    mut server_options: ServerOptions,
     data_dir: String,
 ) -> anyhow::Result<()> {
     match http {
@@ -63,10 +77,14 @@ async fn serve(
             let addr: SocketAddr = addr.parse().with_context(|| {
                 format!("--http expects an address like 127.0.0.1:7878, got '{addr}'")
             })?;
-            if !addr.ip().is_loopback() {
-                tracing::warn!(
+            let beyond_loopback = !addr.ip().is_loopback();
+            // Beyond loopback anyone on the network could call: tokens are not optional there.
+            server_options.require_tokens |= beyond_loopback;
+            if server_options.require_tokens {
+                require_a_token(&app, addr, beyond_loopback)?;
+                tracing::info!(
                     %addr,
-                    "listening beyond loopback: anyone who can reach this address can use devlens"
+                    "every API and MCP call needs a token (devlens token list)"
                 );
             }
             tracing::info!(data_dir, "starting");
@@ -77,14 +95,38 @@ async fn serve(
                 devlens_mcp::streamable_http(
                     Arc::clone(&app),
                     options,
-                    policy.allowed_hosts(),
+                    server_options.policy.allowed_hosts(),
                     shutdown.clone(),
                 ),
             );
-            devlens_http::serve(addr, app, mcp, policy, shutdown).await?;
+            devlens_http::serve(addr, app, mcp, server_options, shutdown).await?;
             Ok(())
         }
     }
+}
+
+/// A server that requires tokens and has none could answer nobody: refuse to start, saying how
+/// to make one.
+fn require_a_token(app: &App, addr: SocketAddr, beyond_loopback: bool) -> anyhow::Result<()> {
+    let tokens = TokenStore::new(&app.config().data_dir);
+    if !tokens.is_empty()? {
+        return Ok(());
+    }
+    let why = if beyond_loopback {
+        format!("{addr} is beyond loopback, where every API and MCP call needs a token")
+    } else {
+        "[server] require_token is on".to_string()
+    };
+    Err(AppError::new(
+        ErrorKind::Precondition,
+        format!(
+            "not serving: {why}, and there is no token yet ({}). Run `devlens token create \
+             --scope write` first (it prints the token once; `--scope read` makes one that can \
+             only search and read), then start the server again.",
+            tokens.path().display()
+        ),
+    )
+    .into())
 }
 async fn cancel_on_signal(shutdown: CancellationToken) {
     let ctrl_c = tokio::signal::ctrl_c();

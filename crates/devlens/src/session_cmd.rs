@@ -74,7 +74,11 @@ pub(crate) async fn run_browser(config: Config, a: BrowserArgs) -> anyhow::Resul
         )
         .into());
     }
-    let remote = Remote::new(a.browser.server.as_deref(), &config)?;
+    let remote = Remote::new(
+        a.browser.server.as_deref(),
+        a.browser.token.as_deref(),
+        &config,
+    )?;
     let r = &remote;
     match a.command {
         BrowserCommand::Launch { json } => {
@@ -304,7 +308,7 @@ fn save_screenshot(value: &Value, out: &Path) -> anyhow::Result<()> {
 }
 
 pub(crate) async fn run_debug(config: Config, a: DebugArgs) -> anyhow::Result<()> {
-    let remote = Remote::new(a.server.as_deref(), &config)?;
+    let remote = Remote::new(a.server.as_deref(), a.token.as_deref(), &config)?;
     let r = &remote;
     let json = a.json;
     match a.command {

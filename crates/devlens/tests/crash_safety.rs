@@ -40,6 +40,7 @@ fn devlens_child(data_dir: &Path, model: &Path, args: &[&str]) -> Child {
         .env_remove("DEVLENS_CONFIG")
         .env_remove("DEVLENS_PROJECTS_FILE")
         .env_remove("DEVLENS_SERVER")
+        .env_remove("DEVLENS_DATABASE_URL")
         .current_dir(data_dir)
         .stdin(Stdio::null())
         .stdout(Stdio::null())

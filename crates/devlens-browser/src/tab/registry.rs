@@ -15,6 +15,9 @@ pub(crate) struct TabInner {
     pub page: Page,
     pub state: Arc<TabState>,
     pub(crate) collector: JoinHandle<()>,
+    /// Whose turn it is to act on the tab: input and navigation from any session, one at a
+    /// time (two sessions' clicks interleaving their mouse events would lose one).
+    pub(crate) turn: Arc<tokio::sync::Mutex<()>>,
 }
 
 impl Drop for TabInner {

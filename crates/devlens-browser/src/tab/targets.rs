@@ -35,6 +35,24 @@ pub struct Tab {
     pub(crate) inner: Arc<TabInner>,
 }
 
+/// A tab's turn to be acted on (see [`Tab::take_turn`]); the next action waits until it is
+/// dropped.
+#[derive(Debug)]
+pub struct TabTurn {
+    _held: tokio::sync::OwnedMutexGuard<()>,
+}
+
+impl Tab {
+    /// Waits until no other action runs on this tab and holds the tab until the returned turn
+    /// is dropped. Actions of several sessions on one tab (clicks, typing, navigation) then run
+    /// one after the other, each seeing and reporting its own effects.
+    pub async fn take_turn(&self) -> TabTurn {
+        TabTurn {
+            _held: Arc::clone(&self.inner.turn).lock_owned().await,
+        }
+    }
+}
+
 /// A tab as listed.
 #[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
@@ -333,6 +351,7 @@ impl Connection {
             page,
             state,
             collector,
+            turn: Arc::new(tokio::sync::Mutex::new(())),
         }))
     }
 

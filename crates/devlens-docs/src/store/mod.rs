@@ -9,10 +9,12 @@
 //! changes with every replacement, by any process, so loaded search indexes know when to
 //! reload.
 
+mod postgres;
 mod sqlite;
 
 use serde::Serialize;
 
+pub use postgres::PostgresDocsStore;
 pub use sqlite::SqliteDocsStore;
 
 use crate::DocsError;

@@ -11,6 +11,7 @@ export async function api(path, options = {}) {
   });
   const body = await response.json().catch(() => ({}));
   if (!response.ok) {
+    if (response.status === 401) showSignIn(body.error);
     throw new Error(body.error || `the server answered HTTP ${response.status}`);
   }
   return body;
@@ -21,6 +22,7 @@ export async function streamEvents(path, on) {
   const response = await fetch(path, { method: 'POST', headers: { Accept: 'text/event-stream' } });
   if (!response.ok || !response.body) {
     const body = await response.json().catch(() => ({}));
+    if (response.status === 401) showSignIn(body.error);
     throw new Error(body.error || `the server answered HTTP ${response.status}`);
   }
   const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
@@ -95,4 +97,115 @@ export async function fillProjects(select) {
   select.disabled = projects.length === 0;
   if (!projects.length) select.append(element('option', 'No projects yet'));
   return { projects, active };
+}
+
+// ---- signing in, on a server that requires a token ----
+// The panel's pages are public; its calls are not. Signing in sends the token once to
+// POST /api/auth/session, which answers with an HttpOnly session cookie: every later call (and
+// every event stream) carries the cookie, and the token is kept nowhere in the page.
+
+/** Replaces the page with the sign-in form (`why`: the server's reason, when a call was refused). */
+function showSignIn(why) {
+  if ($('#sign-in-form')) return;
+  const main = $('main');
+  main.replaceChildren();
+  main.append(element('h1', 'Sign in'));
+  const lead = element('p', '', 'lead');
+  lead.append(
+    'This devlens server requires a token. Paste the one its owner gave you (made on the server with ',
+    element('code', 'devlens token create --scope read'),
+    ', or ',
+    element('code', '--scope write'),
+    ' to change things).',
+  );
+  main.append(lead);
+  const form = element('form');
+  form.id = 'sign-in-form';
+  form.noValidate = true;
+  const field = element('div', undefined, 'field');
+  const label = element('label', 'Token');
+  label.htmlFor = 'sign-in-token';
+  const input = element('input');
+  input.id = 'sign-in-token';
+  input.type = 'password';
+  input.autocomplete = 'off';
+  input.spellcheck = false;
+  input.setAttribute('aria-describedby', 'sign-in-error');
+  field.append(label, input);
+  const error = element('p', undefined, 'error');
+  error.id = 'sign-in-error';
+  error.setAttribute('role', 'alert');
+  const actions = element('div', undefined, 'actions');
+  const button = element('button', 'Sign in');
+  button.type = 'submit';
+  const status = element('span', '', 'status');
+  status.setAttribute('role', 'status');
+  status.setAttribute('aria-live', 'polite');
+  actions.append(button, status);
+  form.append(field, error, actions);
+  main.append(form);
+  say(error, why && !/requires a token/.test(why) ? why : '');
+  form.addEventListener('submit', async (event) => {
+    event.preventDefault();
+    const token = input.value.trim();
+    if (!token) {
+      say(error, 'Paste the token (it starts with dlt_).');
+      input.focus();
+      return;
+    }
+    button.disabled = true;
+    status.textContent = 'Signing in…';
+    say(error, '');
+    try {
+      const response = await fetch('/api/auth/session', {
+        method: 'POST',
+        headers: { Accept: 'application/json', 'Content-Type': 'application/json' },
+        body: JSON.stringify({ token }),
+      });
+      const body = await response.json().catch(() => ({}));
+      if (!response.ok) throw new Error(body.error || `the server answered HTTP ${response.status}`);
+      input.value = '';
+      status.textContent = 'Signed in.';
+      // The page starts again, now with the session cookie.
+      location.reload();
+    } catch (e) {
+      status.textContent = '';
+      say(error, e.message);
+      input.focus();
+    } finally {
+      button.disabled = false;
+    }
+  });
+  input.focus();
+}
+
+/** A "Sign out" button in the header, naming the token the panel signed in with. */
+function showSignOut(session) {
+  const header = $('header.top');
+  if (!header || $('#sign-out')) return;
+  const who = element(
+    'span',
+    `Signed in: ${session.name || `token ${session.tokenId}`} (${session.scope})`,
+    'status signed-in',
+  );
+  const button = element('button', 'Sign out', 'secondary');
+  button.id = 'sign-out';
+  button.type = 'button';
+  button.addEventListener('click', async () => {
+    await fetch('/api/auth/session', { method: 'DELETE' }).catch(() => {});
+    location.reload();
+  });
+  header.append(who, button);
+}
+
+const session = await fetch('/api/auth/session', { headers: { Accept: 'application/json' } })
+  .then((response) => (response.ok ? response.json() : {}))
+  .catch(() => ({}));
+if (session.required && !session.signedIn) {
+  showSignIn();
+  // The page's own module imports this one: it waits here, so it makes no call that would be
+  // refused. Signing in reloads the page.
+  await new Promise(() => {});
+} else if (session.required) {
+  showSignOut(session);
 }

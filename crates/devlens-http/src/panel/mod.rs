@@ -156,6 +156,12 @@ fn respond(content_type: &'static str, body: String, csp: String) -> Response {
         .into_response()
 }
 
+/// Whether `path` is one of the panel's pages or assets: public, so a browser without a session
+/// can load the sign-in form (the data they show comes from the API, which asks for a token).
+pub(crate) fn is_public(path: &str) -> bool {
+    PAGES.iter().any(|page| page.path == path) || ASSETS.iter().any(|(asset, ..)| *asset == path)
+}
+
 pub(crate) fn routes(app: Arc<App>) -> Router {
     let pages = PAGES.iter().map(|page| (page.path, HTML, render(page)));
     let assets = ASSETS

@@ -13,10 +13,12 @@
 //! - vectors are current only while the solution's [`content_hash`] equals the hash they were
 //!   computed from: an edit makes them stale until they are replaced.
 
+mod postgres;
 mod sqlite;
 
 use std::ops::Range;
 
+pub use postgres::PostgresStore;
 pub use sqlite::SqliteStore;
 
 use crate::{KbError, Solution};
@@ -103,7 +105,29 @@ pub trait SolutionStore: std::fmt::Debug + Send + Sync {
     ) -> Result<Vec<ChunkVector>, KbError>;
     /// Every current chunk vector computed by `model` with `dims` dimensions.
     fn vectors(&self, model: &str, dims: usize) -> Result<LoadedVectors, KbError>;
+    /// Whether the store finds nearest vectors itself ([`SolutionStore::nearest`], a database
+    /// with a vector index) instead of the knowledge base ranking a copy of every vector in
+    /// memory. A server sharing its database with others then never reloads all vectors
+    /// because one solution changed elsewhere.
+    fn searches_vectors(&self) -> bool {
+        false
+    }
+    /// The `limit` solutions whose current chunk vectors (by `model`, `dims` long) are nearest
+    /// to `query`, best first: each with its best chunk's byte range and cosine similarity.
+    /// Only stores that [search vectors](SolutionStore::searches_vectors) answer it.
+    fn nearest(
+        &self,
+        _model: &str,
+        _dims: usize,
+        _query: &[f32],
+        _limit: usize,
+    ) -> Result<Vec<NearChunk>, KbError> {
+        Ok(Vec::new())
+    }
 }
+
+/// A solution's chunk nearest to a query: its id, byte range and cosine similarity.
+pub type NearChunk = (String, Range<usize>, f32);
 
 /// The hash of what a solution's embeddings are computed from.
 pub fn content_hash(s: &Solution) -> String {

@@ -46,6 +46,7 @@ pub fn devlens_process(data_dir: &Path) -> tokio::process::Command {
         .env_remove("DEVLENS_WORKSPACE")
         .env_remove("CHROME_PATH")
         .env_remove("DEVLENS_SERVER")
+        .env_remove("DEVLENS_DATABASE_URL")
         .current_dir(data_dir);
     cmd
 }
@@ -59,6 +60,7 @@ pub fn devlens(data_dir: &Path) -> assert_cmd::Command {
         .env_remove("DEVLENS_CONFIG")
         .env_remove("DEVLENS_PROJECTS_FILE")
         .env_remove("DEVLENS_SERVER")
+        .env_remove("DEVLENS_DATABASE_URL")
         .current_dir(data_dir);
     cmd
 }

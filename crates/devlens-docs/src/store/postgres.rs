@@ -1,0 +1,344 @@
+//! The server [`DocsStore`]: PostgreSQL with pgvector (`docs_*` tables of the server store's
+//! schema, devlens-search/migrations).
+//!
+//! As with SQLite, replacing a version deletes and inserts its rows in one transaction: every
+//! server sharing the database sees the old version or the new one, and a failed or killed
+//! ingest leaves the old one. Generations come from a sequence, so two servers ingesting at once
+//! never hand out the same one.
+
+use std::sync::Arc;
+
+use devlens_search::postgres::{Client, ServerDatabase, Vector, tokio_postgres};
+
+use super::{
+    DocsStore, LibraryInfo, LoadedVersion, NewVersion, StoredChunk, VersionStamp, fingerprint,
+};
+use crate::DocsError;
+use crate::chunk::ChunkKind;
+
+/// Rows per insert: big enough to keep round trips few, small enough to keep one statement's
+/// parameters in memory twice over.
+const INSERT_BATCH: usize = 2_000;
+
+/// Library docs in a team server's database.
+#[derive(Debug)]
+pub struct PostgresDocsStore {
+    db: Arc<ServerDatabase>,
+}
+
+impl PostgresDocsStore {
+    pub fn new(db: Arc<ServerDatabase>) -> Self {
+        Self { db }
+    }
+
+    fn err(&self, message: impl Into<String>) -> DocsError {
+        DocsError::Database {
+            location: self.db.location().to_string(),
+            message: message.into(),
+        }
+    }
+
+    fn pg(&self, e: tokio_postgres::Error) -> DocsError {
+        self.err(devlens_search::postgres::describe(&e))
+    }
+
+    async fn client(&self) -> Result<Client, DocsError> {
+        self.db.client().await.map_err(|message| self.err(message))
+    }
+
+    fn read<T>(
+        &self,
+        work: impl AsyncFnOnce(&Client) -> Result<T, tokio_postgres::Error>,
+    ) -> Result<T, DocsError> {
+        self.db.block_on(async {
+            let client = self.client().await?;
+            work(&client).await.map_err(|e| self.pg(e))
+        })
+    }
+}
+
+impl DocsStore for PostgresDocsStore {
+    fn location(&self) -> String {
+        self.db.location().to_string()
+    }
+
+    fn libraries(&self) -> Result<Vec<LibraryInfo>, DocsError> {
+        self.read(async |c| {
+            let libraries = c
+                .query(
+                    "SELECT id, name, description, source, updated_at FROM docs_libraries \
+                     ORDER BY id",
+                    &[],
+                )
+                .await?;
+            let versions = c
+                .query(
+                    "SELECT library_id, version, chunk_count FROM docs_versions \
+                     ORDER BY library_id, generation DESC",
+                    &[],
+                )
+                .await?;
+            Ok(libraries
+                .iter()
+                .map(|r| {
+                    let id: String = r.get(0);
+                    let mine: Vec<(String, i32)> = versions
+                        .iter()
+                        .filter(|v| v.get::<_, &str>(0) == id)
+                        .map(|v| (v.get(1), v.get(2)))
+                        .collect();
+                    LibraryInfo {
+                        name: r.get(1),
+                        description: r.get(2),
+                        source: r.get(3),
+                        updated_at: r.get(4),
+                        snippets: mine.first().map_or(0, |v| v.1.max(0) as usize),
+                        versions: mine.into_iter().map(|v| v.0).collect(),
+                        id,
+                    }
+                })
+                .collect())
+        })
+    }
+
+    fn library(&self, id: &str) -> Result<Option<LibraryInfo>, DocsError> {
+        Ok(self.libraries()?.into_iter().find(|l| l.id == id))
+    }
+
+    fn generation(&self, id: &str, version: &str) -> Result<Option<i64>, DocsError> {
+        Ok(self.stamp(id, version)?.map(|s| s.generation))
+    }
+
+    fn stamp(&self, id: &str, version: &str) -> Result<Option<VersionStamp>, DocsError> {
+        self.read(async |c| {
+            c.query_opt(
+                "SELECT generation, fingerprint FROM docs_versions \
+                 WHERE library_id = $1 AND version = $2",
+                &[&id, &version],
+            )
+            .await
+            .map(|r| {
+                r.map(|r| VersionStamp {
+                    generation: r.get(0),
+                    fingerprint: r.get(1),
+                })
+            })
+        })
+    }
+
+    fn replace_version(&self, new: &NewVersion<'_>) -> Result<i64, DocsError> {
+        let now = devlens_core::clock::now_rfc3339();
+        let fingerprint = fingerprint(new);
+        let (model, dims) = match new.embeddings {
+            Some((model, vectors)) => (Some(model), vectors.first().map_or(0, Vec::len)),
+            None => (None, 0),
+        };
+        self.db.block_on(async {
+            let pg = |e| self.pg(e);
+            let mut client = self.client().await?;
+            let tx = client.transaction().await.map_err(pg)?;
+            let generation: i64 = tx
+                .query_one("SELECT nextval('docs_version_generation')", &[])
+                .await
+                .map_err(pg)?
+                .get(0);
+            tx.execute(
+                "INSERT INTO docs_libraries (id, name, description, source, created_at, updated_at) \
+                 VALUES ($1, $2, COALESCE($3, ''), $4, $5, $5) \
+                 ON CONFLICT (id) DO UPDATE SET name = $2, \
+                 description = COALESCE($3, docs_libraries.description), source = $4, \
+                 updated_at = $5",
+                &[&new.library_id, &new.name, &new.description, &new.source, &now],
+            )
+            .await
+            .map_err(pg)?;
+            tx.execute(
+                "DELETE FROM docs_versions WHERE library_id = $1 AND version = $2",
+                &[&new.library_id, &new.version],
+            )
+            .await
+            .map_err(pg)?;
+            tx.execute(
+                "INSERT INTO docs_versions (library_id, version, source, pages, chunk_count, \
+                 model, dims, generation, ingested_at, fingerprint) \
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
+                &[
+                    &new.library_id,
+                    &new.version,
+                    &new.source,
+                    &(new.pages.min(i32::MAX as usize) as i32),
+                    &(new.chunks.len() as i32),
+                    &model,
+                    &(dims as i32),
+                    &generation,
+                    &now,
+                    &fingerprint,
+                ],
+            )
+            .await
+            .map_err(pg)?;
+            let insert = tx
+                .prepare(
+                    "INSERT INTO docs_chunks (library_id, version, position, section, anchor, \
+                     kind, language, source, url, content, tokens, hash, embedding) \
+                     SELECT $1, $2, * FROM UNNEST($3::int[], $4::text[], $5::text[], \
+                     $6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::int[], \
+                     $12::text[], $13::vector[])",
+                )
+                .await
+                .map_err(pg)?;
+            for (batch, chunks) in new.chunks.chunks(INSERT_BATCH).enumerate() {
+                let first = batch * INSERT_BATCH;
+                let positions: Vec<i32> = (first..first + chunks.len()).map(|p| p as i32).collect();
+                let column = |f: fn(&StoredChunk) -> &str| -> Vec<&str> {
+                    chunks.iter().map(f).collect()
+                };
+                let languages: Vec<Option<&str>> =
+                    chunks.iter().map(|c| c.language.as_deref()).collect();
+                let tokens: Vec<i32> = chunks
+                    .iter()
+                    .map(|c| c.tokens.min(i32::MAX as usize) as i32)
+                    .collect();
+                let embeddings: Vec<Option<Vector>> = (first..first + chunks.len())
+                    .map(|i| {
+                        new.embeddings
+                            .and_then(|(_, vectors)| vectors.get(i))
+                            .map(|v| Vector::from(v.clone()))
+                    })
+                    .collect();
+                tx.execute(
+                    &insert,
+                    &[
+                        &new.library_id,
+                        &new.version,
+                        &positions,
+                        &column(|c| &c.section),
+                        &column(|c| &c.anchor),
+                        &column(|c| c.kind.as_str()),
+                        &languages,
+                        &column(|c| &c.source),
+                        &column(|c| &c.url),
+                        &column(|c| &c.content),
+                        &tokens,
+                        &column(|c| &c.hash),
+                        &embeddings,
+                    ],
+                )
+                .await
+                .map_err(pg)?;
+            }
+            tx.execute(
+                "UPDATE devlens_generations SET value = value + 1 WHERE corpus = 'docs'",
+                &[],
+            )
+            .await
+            .map_err(pg)?;
+            tx.commit().await.map_err(pg)?;
+            Ok(generation)
+        })
+    }
+
+    fn load_version(&self, id: &str, version: &str) -> Result<Option<LoadedVersion>, DocsError> {
+        self.db.block_on(async {
+            let pg = |e| self.pg(e);
+            let mut client = self.client().await?;
+            // One snapshot: the version row and its chunks as of the same moment.
+            let tx = client
+                .build_transaction()
+                .isolation_level(tokio_postgres::IsolationLevel::RepeatableRead)
+                .read_only(true)
+                .start()
+                .await
+                .map_err(pg)?;
+            let Some(head) = tx
+                .query_opt(
+                    "SELECT generation, model, dims FROM docs_versions \
+                     WHERE library_id = $1 AND version = $2",
+                    &[&id, &version],
+                )
+                .await
+                .map_err(pg)?
+            else {
+                return Ok(None);
+            };
+            let generation: i64 = head.get(0);
+            let model: Option<String> = head.get(1);
+            let dims = head.get::<_, i32>(2).max(0) as usize;
+            let rows = tx
+                .query(
+                    "SELECT section, anchor, kind, language, source, url, content, tokens, hash, \
+                     embedding FROM docs_chunks WHERE library_id = $1 AND version = $2 \
+                     ORDER BY position",
+                    &[&id, &version],
+                )
+                .await
+                .map_err(pg)?;
+            tx.commit().await.map_err(pg)?;
+            let mut chunks = Vec::with_capacity(rows.len());
+            let mut all_vectors = model.is_some() && dims > 0;
+            let mut flat: Vec<f32> =
+                Vec::with_capacity(if all_vectors { rows.len() * dims } else { 0 });
+            for r in &rows {
+                let kind: &str = r.get(2);
+                chunks.push(StoredChunk {
+                    section: r.get(0),
+                    anchor: r.get(1),
+                    kind: ChunkKind::parse(kind).unwrap_or(ChunkKind::Text),
+                    language: r.get(3),
+                    source: r.get(4),
+                    url: r.get(5),
+                    content: r.get(6),
+                    tokens: r.get::<_, i32>(7).max(0) as usize,
+                    hash: r.get(8),
+                });
+                if all_vectors {
+                    match r.get::<_, Option<Vector>>(9) {
+                        Some(v) if v.as_slice().len() == dims => {
+                            flat.extend_from_slice(v.as_slice())
+                        }
+                        _ => all_vectors = false,
+                    }
+                }
+            }
+            let vectors = match model {
+                Some(model) if all_vectors => Some((model, dims, flat)),
+                _ => None,
+            };
+            Ok(Some(LoadedVersion {
+                generation,
+                chunks,
+                vectors,
+            }))
+        })
+    }
+
+    fn remove(&self, id: &str, version: Option<&str>) -> Result<bool, DocsError> {
+        self.db.block_on(async {
+            let pg = |e| self.pg(e);
+            let mut client = self.client().await?;
+            let tx = client.transaction().await.map_err(pg)?;
+            let removed = match version {
+                Some(v) => {
+                    tx.execute(
+                        "DELETE FROM docs_versions WHERE library_id = $1 AND version = $2",
+                        &[&id, &v],
+                    )
+                    .await
+                }
+                None => {
+                    tx.execute("DELETE FROM docs_libraries WHERE id = $1", &[&id])
+                        .await
+                }
+            }
+            .map_err(pg)?;
+            tx.execute(
+                "UPDATE devlens_generations SET value = value + 1 WHERE corpus = 'docs'",
+                &[],
+            )
+            .await
+            .map_err(pg)?;
+            tx.commit().await.map_err(pg)?;
+            Ok(removed > 0)
+        })
+    }
+}

@@ -1,0 +1,580 @@
+//! The server [`SolutionStore`]: PostgreSQL with pgvector (`kb_*` tables of the server store's
+//! schema, devlens-search/migrations).
+//!
+//! The same promises as the SQLite store: a solution, its chunk vectors and its keyword entry
+//! change in one transaction, an import is all or nothing, and the generation (a row bumped in
+//! the writing transaction) tells every server sharing the database when to reload. Keywords are
+//! PostgreSQL full text (title weighted over tags over text) instead of FTS5's BM25.
+
+use std::collections::HashSet;
+use std::ops::Range;
+use std::sync::{Arc, Mutex};
+
+use devlens_search::postgres::{Client, ServerDatabase, Transaction, Vector, tokio_postgres};
+
+use super::{
+    ChunkVector, ChunkVectors, Counts, ImportCounts, LoadedVectors, NearChunk, SolutionStore,
+    content_hash,
+};
+use crate::{KbError, Solution};
+
+/// PostgreSQL's full text refuses a document over 1 MB; the keyword entry keeps the start of a
+/// longer text (vectors cover all of it).
+const MAX_KEYWORD_TEXT: usize = 400_000;
+
+const COLUMNS: &str = "id, title, url, text, summary, tags, created_at, updated_at";
+
+/// The knowledge base in a team server's database.
+#[derive(Debug)]
+pub struct PostgresStore {
+    db: Arc<ServerDatabase>,
+    /// Dimension counts whose HNSW index this process has made sure of.
+    indexed_dims: Mutex<HashSet<usize>>,
+}
+
+fn row_to_solution(r: &tokio_postgres::Row) -> Solution {
+    let tags: String = r.get(5);
+    Solution {
+        id: r.get(0),
+        title: r.get(1),
+        url: r.get(2),
+        text: r.get(3),
+        summary: r.get(4),
+        tags: serde_json::from_str(&tags).unwrap_or_default(),
+        created_at: r.get(6),
+        updated_at: r.get(7),
+    }
+}
+
+/// What the keyword index holds besides title and tags (as the SQLite store's FTS body).
+fn keyword_body(s: &Solution) -> String {
+    let mut body = String::with_capacity(s.text.len() * 2);
+    if let Some(summary) = &s.summary {
+        body.push_str(summary);
+        body.push('\n');
+    }
+    body.push_str(&s.text);
+    body.push('\n');
+    body.push_str(&devlens_search::text::identifier_words(&s.text));
+    if body.len() > MAX_KEYWORD_TEXT {
+        let mut end = MAX_KEYWORD_TEXT;
+        while !body.is_char_boundary(end) {
+            end -= 1;
+        }
+        body.truncate(end);
+    }
+    body
+}
+
+/// A `websearch_to_tsquery` text matching any of the terms (quotes and signs dropped, so no
+/// term is read as syntax).
+fn any_of(terms: &[String]) -> String {
+    terms
+        .iter()
+        .map(|t| {
+            t.chars()
+                .filter(|c| !matches!(c, '"' | '-' | '\''))
+                .collect::<String>()
+        })
+        .filter(|t| !t.trim().is_empty())
+        .collect::<Vec<_>>()
+        .join(" or ")
+}
+
+const KEYWORDS_SQL: &str = "setweight(to_tsvector('english', $1), 'A') || \
+     setweight(to_tsvector('english', $2), 'B') || setweight(to_tsvector('english', $3), 'C')";
+
+impl PostgresStore {
+    pub fn new(db: Arc<ServerDatabase>) -> Self {
+        Self {
+            db,
+            indexed_dims: Mutex::new(HashSet::new()),
+        }
+    }
+
+    fn err(&self, message: impl Into<String>) -> KbError {
+        KbError::Database {
+            location: self.db.location().to_string(),
+            message: message.into(),
+        }
+    }
+
+    fn pg(&self, e: tokio_postgres::Error) -> KbError {
+        self.err(devlens_search::postgres::describe(&e))
+    }
+
+    /// A connection, or the reason there is none.
+    async fn client(&self) -> Result<Client, KbError> {
+        self.db.client().await.map_err(|message| self.err(message))
+    }
+
+    /// Runs a read on one connection.
+    fn read<T>(
+        &self,
+        work: impl AsyncFnOnce(&Client) -> Result<T, tokio_postgres::Error>,
+    ) -> Result<T, KbError> {
+        self.db.block_on(async {
+            let client = self.client().await?;
+            work(&client).await.map_err(|e| self.pg(e))
+        })
+    }
+
+    /// Runs `work` in one transaction that also bumps the generation.
+    fn write<T>(
+        &self,
+        work: impl AsyncFnOnce(&Transaction<'_>) -> Result<T, KbError>,
+    ) -> Result<T, KbError> {
+        self.db.block_on(async {
+            let mut client = self.client().await?;
+            let tx = client.transaction().await.map_err(|e| self.pg(e))?;
+            let out = work(&tx).await?;
+            tx.execute(
+                "UPDATE devlens_generations SET value = value + 1 WHERE corpus = 'kb'",
+                &[],
+            )
+            .await
+            .map_err(|e| self.pg(e))?;
+            tx.commit().await.map_err(|e| self.pg(e))?;
+            Ok(out)
+        })
+    }
+
+    /// Makes sure the HNSW index for `dims`-long vectors exists before any is stored.
+    async fn ensure_index(&self, dims: usize) -> Result<(), KbError> {
+        if self
+            .indexed_dims
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .contains(&dims)
+        {
+            return Ok(());
+        }
+        let client = self.client().await?;
+        devlens_search::postgres::ensure_hnsw_index(&client, "kb_chunks", dims)
+            .await
+            .map_err(|e| self.pg(e))?;
+        self.indexed_dims
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(dims);
+        Ok(())
+    }
+
+    async fn put_in(
+        &self,
+        tx: &Transaction<'_>,
+        s: &Solution,
+        vectors: Option<&ChunkVectors>,
+    ) -> Result<(bool, bool), KbError> {
+        let pg = |e| self.pg(e);
+        let hash = content_hash(s);
+        let existing = tx
+            .query_opt(
+                &format!(
+                    "SELECT {COLUMNS}, seq, content_hash FROM kb_solutions WHERE id = $1 FOR UPDATE"
+                ),
+                &[&s.id],
+            )
+            .await
+            .map_err(pg)?
+            .map(|r| {
+                let seq: i64 = r.get(8);
+                let old_hash: String = r.get(9);
+                (seq, old_hash, row_to_solution(&r))
+            });
+        let tags = serde_json::to_string(&s.tags).unwrap_or_else(|_| "[]".into());
+        let tag_words = s.tags.join(" ");
+        let body = keyword_body(s);
+        let seq: i64 = match &existing {
+            Some((_, _, old)) if old == s => return Ok((true, false)),
+            Some((seq, _, _)) => {
+                tx.execute(
+                    &format!(
+                        "UPDATE kb_solutions SET title = $4, url = $5, text = $6, summary = $7, \
+                         tags = $8, created_at = $9, updated_at = $10, content_hash = $11, \
+                         keywords = {KEYWORDS_SQL} WHERE seq = $12"
+                    ),
+                    &[
+                        &s.title,
+                        &tag_words,
+                        &body,
+                        &s.title,
+                        &s.url,
+                        &s.text,
+                        &s.summary,
+                        &tags,
+                        &s.created_at,
+                        &s.updated_at,
+                        &hash,
+                        seq,
+                    ],
+                )
+                .await
+                .map_err(pg)?;
+                *seq
+            }
+            None => tx
+                .query_one(
+                    &format!(
+                        "INSERT INTO kb_solutions (id, title, url, text, summary, tags, \
+                         created_at, updated_at, content_hash, keywords) VALUES \
+                         ($4, $5, $6, $7, $8, $9, $10, $11, $12, {KEYWORDS_SQL}) RETURNING seq"
+                    ),
+                    &[
+                        &s.title,
+                        &tag_words,
+                        &body,
+                        &s.id,
+                        &s.title,
+                        &s.url,
+                        &s.text,
+                        &s.summary,
+                        &tags,
+                        &s.created_at,
+                        &s.updated_at,
+                        &hash,
+                    ],
+                )
+                .await
+                .map_err(pg)?
+                .get(0),
+        };
+        if let Some(v) = vectors.filter(|v| v.content_hash == hash) {
+            replace_vectors(tx, seq, v).await.map_err(pg)?;
+        }
+        let content_changed = existing
+            .as_ref()
+            .is_none_or(|(_, old_hash, _)| *old_hash != hash);
+        Ok((existing.is_some(), content_changed))
+    }
+}
+
+async fn replace_vectors(
+    tx: &Transaction<'_>,
+    seq: i64,
+    v: &ChunkVectors,
+) -> Result<(), tokio_postgres::Error> {
+    tx.execute("DELETE FROM kb_chunks WHERE solution_seq = $1", &[&seq])
+        .await?;
+    let positions: Vec<i32> = (0..v.chunks.len() as i32).collect();
+    let starts: Vec<i32> = v.chunks.iter().map(|(r, _)| r.start as i32).collect();
+    let ends: Vec<i32> = v.chunks.iter().map(|(r, _)| r.end as i32).collect();
+    let embeddings: Vec<Vector> = v
+        .chunks
+        .iter()
+        .map(|(_, e)| Vector::from(e.clone()))
+        .collect();
+    let dims = v.dims as i32;
+    tx.execute(
+        "INSERT INTO kb_chunks (solution_seq, position, start_byte, end_byte, dims, embedding) \
+         SELECT $1, p, s, e, $2, v FROM UNNEST($3::int[], $4::int[], $5::int[], $6::vector[]) \
+         AS t(p, s, e, v)",
+        &[&seq, &dims, &positions, &starts, &ends, &embeddings],
+    )
+    .await?;
+    tx.execute(
+        "UPDATE kb_solutions SET embedded_hash = $2, embedded_model = $3, embedded_dims = $4 \
+         WHERE seq = $1",
+        &[&seq, &v.content_hash, &v.model, &dims],
+    )
+    .await?;
+    Ok(())
+}
+
+impl SolutionStore for PostgresStore {
+    fn location(&self) -> String {
+        self.db.location().to_string()
+    }
+
+    fn generation(&self) -> Result<i64, KbError> {
+        self.read(async |c| {
+            c.query_one(
+                "SELECT value FROM devlens_generations WHERE corpus = 'kb'",
+                &[],
+            )
+            .await
+            .map(|r| r.get(0))
+        })
+    }
+
+    fn put(
+        &self,
+        solution: &Solution,
+        vectors: Option<&ChunkVectors>,
+    ) -> Result<(bool, bool), KbError> {
+        if let Some(v) = vectors {
+            self.db.block_on(self.ensure_index(v.dims))?;
+        }
+        self.write(async |tx| self.put_in(tx, solution, vectors).await)
+    }
+
+    fn set_vectors(&self, batch: &[(String, ChunkVectors)]) -> Result<usize, KbError> {
+        let dims: HashSet<usize> = batch.iter().map(|(_, v)| v.dims).collect();
+        for d in dims {
+            self.db.block_on(self.ensure_index(d))?;
+        }
+        self.write(async |tx| {
+            let mut stored = 0;
+            for (id, v) in batch {
+                let seq: Option<i64> = tx
+                    .query_opt(
+                        "SELECT seq FROM kb_solutions WHERE id = $1 AND content_hash = $2 \
+                         FOR UPDATE",
+                        &[id, &v.content_hash],
+                    )
+                    .await
+                    .map_err(|e| self.pg(e))?
+                    .map(|r| r.get(0));
+                if let Some(seq) = seq {
+                    replace_vectors(tx, seq, v).await.map_err(|e| self.pg(e))?;
+                    stored += 1;
+                }
+            }
+            Ok(stored)
+        })
+    }
+
+    fn get(&self, id: &str) -> Result<Option<Solution>, KbError> {
+        self.read(async |c| {
+            c.query_opt(
+                &format!("SELECT {COLUMNS} FROM kb_solutions WHERE id = $1"),
+                &[&id],
+            )
+            .await
+            .map(|r| r.as_ref().map(row_to_solution))
+        })
+    }
+
+    fn get_many(&self, ids: &[&str]) -> Result<Vec<Solution>, KbError> {
+        let ids: Vec<&str> = ids.to_vec();
+        self.read(async |c| {
+            c.query(
+                &format!("SELECT {COLUMNS} FROM kb_solutions WHERE id = ANY($1)"),
+                &[&ids],
+            )
+            .await
+            .map(|rows| rows.iter().map(row_to_solution).collect())
+        })
+    }
+
+    fn all(&self) -> Result<Vec<Solution>, KbError> {
+        self.read(async |c| {
+            c.query(
+                &format!("SELECT {COLUMNS} FROM kb_solutions ORDER BY created_at, seq"),
+                &[],
+            )
+            .await
+            .map(|rows| rows.iter().map(row_to_solution).collect())
+        })
+    }
+
+    fn delete(&self, id: &str) -> Result<bool, KbError> {
+        self.write(async |tx| {
+            tx.execute("DELETE FROM kb_solutions WHERE id = $1", &[&id])
+                .await
+                .map(|n| n > 0)
+                .map_err(|e| self.pg(e))
+        })
+    }
+
+    fn import(&self, solutions: &[Solution]) -> Result<ImportCounts, KbError> {
+        self.write(async |tx| {
+            let mut counts = ImportCounts::default();
+            for s in solutions {
+                match self.put_in(tx, s, None).await? {
+                    (false, _) => counts.created += 1,
+                    (true, true) => counts.replaced += 1,
+                    (true, false) => counts.unchanged += 1,
+                }
+            }
+            Ok(counts)
+        })
+    }
+
+    fn needing_vectors(&self, model: &str, limit: usize) -> Result<Vec<Solution>, KbError> {
+        let limit = limit.min(i64::MAX as usize) as i64;
+        self.read(async |c| {
+            c.query(
+                &format!(
+                    "SELECT {COLUMNS} FROM kb_solutions WHERE embedded_model IS DISTINCT FROM $1 \
+                     OR embedded_hash IS DISTINCT FROM content_hash \
+                     ORDER BY created_at, id LIMIT $2"
+                ),
+                &[&model, &limit],
+            )
+            .await
+            .map(|rows| rows.iter().map(row_to_solution).collect())
+        })
+    }
+
+    fn prevailing_model(&self) -> Result<Option<String>, KbError> {
+        self.read(async |c| {
+            c.query_opt(
+                "SELECT embedded_model FROM kb_solutions WHERE embedded_model IS NOT NULL \
+                 GROUP BY embedded_model ORDER BY count(*) DESC LIMIT 1",
+                &[],
+            )
+            .await
+            .map(|r| r.map(|r| r.get(0)))
+        })
+    }
+
+    fn counts(&self, model: Option<&str>) -> Result<Counts, KbError> {
+        self.read(async |c| {
+            let row = c
+                .query_one(
+                    "SELECT count(*), count(*) FILTER (WHERE embedded_model = $1 \
+                     AND embedded_hash = content_hash) FROM kb_solutions",
+                    &[&model],
+                )
+                .await?;
+            Ok(Counts {
+                solutions: row.get::<_, i64>(0) as usize,
+                embedded: row.get::<_, i64>(1) as usize,
+            })
+        })
+    }
+
+    fn keyword(&self, terms: &[String], limit: usize) -> Result<Vec<(String, f32)>, KbError> {
+        let query = any_of(terms);
+        if query.is_empty() {
+            return Ok(Vec::new());
+        }
+        let limit = limit.min(i64::MAX as usize) as i64;
+        self.read(async |c| {
+            c.query(
+                "SELECT id, ts_rank(keywords, q) FROM kb_solutions, \
+                 websearch_to_tsquery('english', $1) q WHERE keywords @@ q \
+                 ORDER BY ts_rank(keywords, q) DESC, seq LIMIT $2",
+                &[&query, &limit],
+            )
+            .await
+            .map(|rows| rows.iter().map(|r| (r.get(0), r.get(1))).collect())
+        })
+    }
+
+    fn solution_vectors(
+        &self,
+        id: &str,
+        model: &str,
+        dims: usize,
+    ) -> Result<Vec<ChunkVector>, KbError> {
+        let dims = dims as i32;
+        self.read(async |c| {
+            c.query(
+                "SELECT c.start_byte, c.end_byte, c.embedding FROM kb_chunks c \
+                 JOIN kb_solutions s ON s.seq = c.solution_seq \
+                 WHERE s.id = $1 AND s.embedded_model = $2 AND s.embedded_dims = $3 \
+                 AND s.embedded_hash = s.content_hash AND c.dims = $3 ORDER BY c.position",
+                &[&id, &model, &dims],
+            )
+            .await
+            .map(|rows| rows.iter().map(chunk_vector).collect())
+        })
+    }
+
+    fn vectors(&self, model: &str, dims: usize) -> Result<LoadedVectors, KbError> {
+        let dims = dims as i32;
+        self.read(async |c| {
+            let rows = c
+                .query(
+                    "SELECT s.id, c.start_byte, c.end_byte, c.embedding FROM kb_chunks c \
+                     JOIN kb_solutions s ON s.seq = c.solution_seq \
+                     WHERE s.embedded_model = $1 AND s.embedded_dims = $2 AND c.dims = $2 \
+                     AND s.embedded_hash = s.content_hash ORDER BY c.solution_seq, c.position",
+                    &[&model, &dims],
+                )
+                .await?;
+            let mut loaded = LoadedVectors {
+                rows: Vec::with_capacity(rows.len()),
+                data: Vec::with_capacity(rows.len() * dims as usize),
+            };
+            for r in &rows {
+                let vector: Vector = r.get(3);
+                loaded.rows.push((r.get(0), byte_range(r, 1)));
+                loaded.data.extend_from_slice(vector.as_slice());
+            }
+            Ok(loaded)
+        })
+    }
+
+    fn searches_vectors(&self) -> bool {
+        true
+    }
+
+    fn nearest(
+        &self,
+        model: &str,
+        dims: usize,
+        query: &[f32],
+        limit: usize,
+    ) -> Result<Vec<NearChunk>, KbError> {
+        if query.len() != dims || dims == 0 || limit == 0 {
+            return Ok(Vec::new());
+        }
+        // The expression must be the index's (kb_chunks_hnsw_<dims>) for the planner to use it;
+        // dims is a number, never text from outside.
+        // More than the session's ef_search would not come back from the index anyway.
+        let candidates =
+            (limit * CANDIDATES_PER_RESULT).min(devlens_search::postgres::HNSW_EF_SEARCH) as i64;
+        // Materialised steps and a lookup by key per candidate (`OFFSET 0` keeps the planner
+        // from flattening it): misjudging the filters on kb_solutions, it would otherwise scan
+        // the whole table once per candidate.
+        let sql = format!(
+            "WITH nearest AS MATERIALIZED ( \
+                SELECT solution_seq, start_byte, end_byte, \
+                    (1 - (embedding::vector({dims}) <=> $1))::real AS similarity \
+                FROM kb_chunks WHERE dims = {dims} \
+                ORDER BY embedding::vector({dims}) <=> $1 LIMIT $2 \
+             ), best AS MATERIALIZED ( \
+                SELECT DISTINCT ON (solution_seq) solution_seq, start_byte, end_byte, similarity \
+                FROM nearest ORDER BY solution_seq, similarity DESC \
+             ) \
+             SELECT s.id, b.start_byte, b.end_byte, b.similarity FROM best b \
+             CROSS JOIN LATERAL (SELECT id, seq FROM kb_solutions \
+                WHERE seq = b.solution_seq AND embedded_model = $3 \
+                AND embedded_dims = {dims} AND embedded_hash = content_hash OFFSET 0) s \
+             ORDER BY b.similarity DESC, s.seq LIMIT $4"
+        );
+        let query = Vector::from(query.to_vec());
+        let limit = limit as i64;
+        self.read(async |c| {
+            c.query(&sql, &[&query, &candidates, &model, &limit])
+                .await
+                .map(|rows| {
+                    rows.iter()
+                        .map(|r| (r.get(0), byte_range(r, 1), r.get(3)))
+                        .collect()
+                })
+        })
+    }
+}
+
+/// How many nearest chunks the HNSW index hands over per solution asked for: a solution has
+/// several chunks, and candidates of another model or of an edited text are filtered after.
+const CANDIDATES_PER_RESULT: usize = 4;
+
+fn byte_range(r: &tokio_postgres::Row, first: usize) -> Range<usize> {
+    let start: i32 = r.get(first);
+    let end: i32 = r.get(first + 1);
+    start.max(0) as usize..end.max(0) as usize
+}
+
+fn chunk_vector(r: &tokio_postgres::Row) -> ChunkVector {
+    let vector: Vector = r.get(2);
+    (byte_range(r, 0), vector.to_vec())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keyword_terms_cannot_be_read_as_query_syntax() {
+        assert_eq!(
+            any_of(&["\"use\"".into(), "-effect".into(), "it's".into()]),
+            "use or effect or its"
+        );
+        assert_eq!(any_of(&["\"\"".into()]), "");
+    }
+}

@@ -1,0 +1,377 @@
+//! The server store's database: PostgreSQL with pgvector, shared by every corpus.
+//!
+//! A team server keeps the knowledge base, library docs and API indexes in one database
+//! (`[store] url = "postgres://…"` or `DEVLENS_DATABASE_URL`), so several devlens servers see
+//! each other's writes at once. [`ServerDatabase`] owns the connection pool and applies the
+//! migrations (`migrations/*.sql`, embedded) on first use; each corpus implements its store
+//! trait on top of it.
+//!
+//! The store traits are synchronous (the embedded SQLite stores are), so queries run on a small
+//! runtime of the database's own: the pool's connection tasks live there, and a store call
+//! blocks its caller until the answer is in — from plain threads and from async code alike
+//! (on a multi-threaded runtime the worker hands its other tasks over first, as for SQLite).
+
+use std::future::Future;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+pub use deadpool_postgres::{Client, Transaction};
+use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod, Runtime};
+pub use pgvector::Vector;
+pub use tokio_postgres::{self, types::ToSql};
+
+/// The schema's migrations, in order: (version, description, SQL). The files stay usable with
+/// other tools (`psql -f`), and every devlens applies the ones it is missing on connect.
+const MIGRATIONS: &[(i64, &str, &str)] = &[(
+    1,
+    "server store",
+    include_str!("../migrations/0001_server_store.sql"),
+)];
+
+/// One key for every devlens: servers starting together migrate one after the other.
+const MIGRATION_LOCK: i64 = 0x0064_6576_6c65_6e73;
+
+/// How many candidates an HNSW search walks (pgvector's default, 40, would cap every nearest
+/// query at 40 rows).
+pub const HNSW_EF_SEARCH: usize = 200;
+
+/// The pool's size: a server's requests are short; long writes (an ingest) hold one.
+const POOL_SIZE: usize = 8;
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long a call waits for a free connection before saying the database is busy.
+const WAIT_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// The database of a devlens team server.
+pub struct ServerDatabase {
+    location: String,
+    /// The pool and the runtime its connections live on, or why there are none (a malformed
+    /// URL): every call then answers with that reason.
+    state: Result<(Pool, tokio::runtime::Runtime), String>,
+    /// Whether this process has checked the schema (a failure is tried again on the next call:
+    /// the database may come up later).
+    migrated: Mutex<bool>,
+}
+
+impl std::fmt::Debug for ServerDatabase {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ServerDatabase")
+            .field("location", &self.location)
+            .finish()
+    }
+}
+
+impl Drop for ServerDatabase {
+    fn drop(&mut self) {
+        // Dropping a runtime blocks on its tasks, which panics inside async code.
+        let state = std::mem::replace(&mut self.state, Err(String::new()));
+        if let Ok((pool, runtime)) = state {
+            pool.close();
+            runtime.shutdown_background();
+        }
+    }
+}
+
+impl ServerDatabase {
+    /// Prepares a pool for the database at `url` (`postgres://user:password@host:port/db`).
+    /// Nothing connects yet: the first call does, and applies the migrations. A malformed URL
+    /// is reported by every call (and by [`ServerDatabase::check`], which a server runs at start).
+    pub fn open(url: &str) -> Arc<Self> {
+        Arc::new(Self {
+            location: redacted(url),
+            state: pool_for(url),
+            migrated: Mutex::new(false),
+        })
+    }
+
+    /// The database's address without its password, for messages and status.
+    pub fn location(&self) -> &str {
+        &self.location
+    }
+
+    /// Runs `work` (queries on [`ServerDatabase::client`]) to completion and returns its
+    /// output, from sync or async callers.
+    pub fn block_on<F: Future>(&self, work: F) -> F::Output {
+        crate::sqlite::blocking(|| {
+            // Connections are made (and their tasks spawned) on the database's runtime, whose
+            // worker drives their sockets; the caller's thread only polls the queries.
+            let _inside = self.state.as_ref().ok().map(|(_, runtime)| runtime.enter());
+            futures::executor::block_on(work)
+        })
+    }
+
+    /// A pooled connection, the schema checked first.
+    pub async fn client(&self) -> Result<Client, String> {
+        let pool = match &self.state {
+            Ok((pool, _)) => pool,
+            Err(why) => return Err(why.clone()),
+        };
+        let mut client = pool.get().await.map_err(|e| self.pool_error(e))?;
+        let ready = *self.migrated.lock().unwrap_or_else(|p| p.into_inner());
+        if !ready {
+            migrate(&mut client)
+                .await
+                .map_err(|e| format!("{}: {e}", self.location))?;
+            *self.migrated.lock().unwrap_or_else(|p| p.into_inner()) = true;
+        }
+        Ok(client)
+    }
+
+    /// Connects and applies the migrations now: a server checks its database at start.
+    pub fn check(&self) -> Result<(), String> {
+        self.block_on(async { self.client().await.map(drop) })
+    }
+
+    /// A database error in words: the server's message, detail and hint when it sent them.
+    pub fn describe(&self, e: &tokio_postgres::Error) -> String {
+        format!("{} ({})", describe(e), self.location)
+    }
+
+    fn pool_error(&self, e: deadpool_postgres::PoolError) -> String {
+        use deadpool_postgres::PoolError;
+        match e {
+            PoolError::Backend(e) => format!(
+                "cannot use the database at {}: {}. Is PostgreSQL running there, and are the \
+                 URL's user, password and database right? ([store] url or DEVLENS_DATABASE_URL)",
+                self.location,
+                describe(&e)
+            ),
+            PoolError::Timeout(_) => format!(
+                "the database at {} did not answer in time (all {POOL_SIZE} connections busy or \
+                 the server unreachable); try again, or check that PostgreSQL is up",
+                self.location
+            ),
+            other => format!("cannot use the database at {}: {other}", self.location),
+        }
+    }
+}
+
+/// The pool (no connection made yet) and its runtime for `url`.
+fn pool_for(url: &str) -> Result<(Pool, tokio::runtime::Runtime), String> {
+    let location = redacted(url);
+    let mut config: tokio_postgres::Config = url.parse().map_err(|e| {
+        format!(
+            "the database URL {location} is not valid ({e}); expected \
+             postgres://USER:PASSWORD@HOST:PORT/DATABASE in [store] url or DEVLENS_DATABASE_URL"
+        )
+    })?;
+    if config.get_connect_timeout().is_none() {
+        config.connect_timeout(CONNECT_TIMEOUT);
+    }
+    config.application_name("devlens");
+    // Every session walks enough HNSW candidates for a knowledge-base search (its depth times
+    // the chunks per solution it allows for) without a SET per query.
+    let options = match config.get_options() {
+        Some(given) => format!("{given} -c hnsw.ef_search={HNSW_EF_SEARCH}"),
+        None => format!("-c hnsw.ef_search={HNSW_EF_SEARCH}"),
+    };
+    config.options(&options);
+    let manager = Manager::from_config(
+        config,
+        tls_connector()?,
+        ManagerConfig {
+            recycling_method: RecyclingMethod::Fast,
+        },
+    );
+    let pool = Pool::builder(manager)
+        .max_size(POOL_SIZE)
+        .runtime(Runtime::Tokio1)
+        .wait_timeout(Some(WAIT_TIMEOUT))
+        .create_timeout(Some(CONNECT_TIMEOUT))
+        .build()
+        .map_err(|e| format!("cannot set up a connection pool for {location}: {e}"))?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .thread_name("devlens-postgres")
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start the database runtime: {e}"))?;
+    Ok((pool, runtime))
+}
+
+/// A database error in words.
+pub fn describe(e: &tokio_postgres::Error) -> String {
+    match e.as_db_error() {
+        Some(db) => {
+            let mut text = format!("{} ({})", db.message(), db.code().code());
+            if let Some(detail) = db.detail() {
+                text.push_str(&format!("; {detail}"));
+            }
+            if let Some(hint) = db.hint() {
+                text.push_str(&format!("; hint: {hint}"));
+            }
+            text
+        }
+        None => {
+            let mut text = e.to_string();
+            let mut source = std::error::Error::source(e);
+            while let Some(inner) = source {
+                text.push_str(&format!(": {inner}"));
+                source = inner.source();
+            }
+            text
+        }
+    }
+}
+
+/// TLS for `sslmode=prefer` (the default) and `require`: the system's trusted roots. A server
+/// without TLS (a local one) is reached in the clear under `prefer`, as psql does.
+fn tls_connector() -> Result<tokio_postgres_rustls::MakeRustlsConnect, String> {
+    use rustls_platform_verifier::BuilderVerifierExt;
+    let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
+    let config = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .and_then(|b| b.with_platform_verifier())
+        .map_err(|e| format!("cannot set up TLS for the database: {e}"))?
+        .with_no_client_auth();
+    Ok(tokio_postgres_rustls::MakeRustlsConnect::new(config))
+}
+
+/// `url` with its password replaced: what messages, logs and status show.
+pub fn redacted(url: &str) -> String {
+    match url::Url::parse(url) {
+        Ok(mut parsed) => {
+            if parsed.password().is_some() {
+                let _ = parsed.set_password(Some("***"));
+            }
+            // Query parameters may carry a password too (`?password=`).
+            if parsed.query().is_some() {
+                parsed.set_query(None);
+            }
+            parsed.to_string()
+        }
+        // Key-value form (`host=… password=…`): only the host is safe to show.
+        Err(_) => url
+            .split_whitespace()
+            .filter(|kv| kv.starts_with("host=") || kv.starts_with("dbname="))
+            .collect::<Vec<_>>()
+            .join(" "),
+    }
+}
+
+/// Applies the migrations this database lacks, in one transaction under an advisory lock, and
+/// refuses a database a newer devlens migrated (its schema may not be what this one expects).
+async fn migrate(client: &mut Client) -> Result<(), String> {
+    let pg = |e: tokio_postgres::Error| describe(&e);
+    let tx = client.transaction().await.map_err(pg)?;
+    tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK])
+        .await
+        .map_err(pg)?;
+    tx.batch_execute(
+        "CREATE TABLE IF NOT EXISTS devlens_migrations (
+            version BIGINT PRIMARY KEY,
+            description TEXT NOT NULL,
+            checksum TEXT NOT NULL,
+            applied_at TIMESTAMPTZ NOT NULL DEFAULT now()
+        )",
+    )
+    .await
+    .map_err(pg)?;
+    let applied: Vec<(i64, String)> = tx
+        .query("SELECT version, checksum FROM devlens_migrations", &[])
+        .await
+        .map_err(pg)?
+        .iter()
+        .map(|r| (r.get(0), r.get(1)))
+        .collect();
+    let newest_known = MIGRATIONS.last().map_or(0, |m| m.0);
+    if let Some((newer, _)) = applied.iter().find(|(v, _)| *v > newest_known) {
+        return Err(format!(
+            "the database was set up by a newer devlens (schema version {newer}, this one knows \
+             up to {newest_known}); upgrade devlens on this machine"
+        ));
+    }
+    for (version, description, sql) in MIGRATIONS {
+        let checksum = checksum(sql);
+        match applied.iter().find(|(v, _)| v == version) {
+            Some((_, stored)) if *stored == checksum => continue,
+            Some(_) => {
+                return Err(format!(
+                    "the database's schema version {version} ({description}) differs from this \
+                     devlens's; it was set up by another build of devlens"
+                ));
+            }
+            None => {}
+        }
+        tx.batch_execute(sql).await.map_err(|e| {
+            let why = describe(&e);
+            if why.contains("extension \"vector\"") {
+                format!(
+                    "cannot enable pgvector ({why}): install the pgvector extension on the \
+                     PostgreSQL server, or have a superuser run CREATE EXTENSION vector"
+                )
+            } else {
+                format!("cannot apply schema version {version} ({description}): {why}")
+            }
+        })?;
+        tx.execute(
+            "INSERT INTO devlens_migrations (version, description, checksum) VALUES ($1, $2, $3)",
+            &[version, description, &checksum],
+        )
+        .await
+        .map_err(pg)?;
+    }
+    tx.commit().await.map_err(pg)
+}
+
+fn checksum(sql: &str) -> String {
+    // FNV-1a: enough to tell two texts of a migration apart; nothing adversarial here.
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for byte in sql.bytes() {
+        hash ^= u64::from(byte);
+        hash = hash.wrapping_mul(0x0100_0000_01b3);
+    }
+    format!("{hash:016x}")
+}
+
+/// Creates, once per database and dimension count, the HNSW (cosine) index of `table`'s
+/// `embedding` column for vectors of `dims` dimensions (pgvector indexes a fixed dimension;
+/// the column has none, since the model is a setting). Cheap when it exists.
+pub async fn ensure_hnsw_index(
+    client: &Client,
+    table: &str,
+    dims: usize,
+) -> Result<(), tokio_postgres::Error> {
+    debug_assert!(table.chars().all(|c| c.is_ascii_lowercase() || c == '_'));
+    let sql = format!(
+        "CREATE INDEX IF NOT EXISTS {table}_hnsw_{dims} ON {table} USING hnsw \
+         ((embedding::vector({dims})) vector_cosine_ops) WHERE dims = {dims}"
+    );
+    client
+        .execute("SELECT pg_advisory_lock($1)", &[&MIGRATION_LOCK])
+        .await?;
+    let result = client.batch_execute(&sql).await;
+    client
+        .execute("SELECT pg_advisory_unlock($1)", &[&MIGRATION_LOCK])
+        .await?;
+    result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn passwords_never_reach_messages() {
+        assert_eq!(
+            redacted("postgres://devlens:s3cret@db.example.com:5432/devlens"),
+            "postgres://devlens:***@db.example.com:5432/devlens"
+        );
+        assert_eq!(
+            redacted("postgres://db.example.com/devlens?password=s3cret"),
+            "postgres://db.example.com/devlens"
+        );
+        assert_eq!(
+            redacted("host=db user=x password=s3cret dbname=devlens"),
+            "host=db dbname=devlens"
+        );
+    }
+
+    #[test]
+    fn a_bad_url_says_what_is_expected() {
+        let err = ServerDatabase::open("postgres://u:pw@host:notaport/db")
+            .check()
+            .unwrap_err();
+        assert!(err.contains("postgres://USER:PASSWORD@HOST"), "{err}");
+        assert!(!err.contains("pw@"), "{err}");
+    }
+}
