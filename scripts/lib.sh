@@ -144,3 +144,20 @@ ensure_onnxruntime() {
         [ -f "$model_dir/onnx/model_qint8.onnx" ] || die "building the ONNX model in $model_dir failed"
     fi
 }
+
+# download_deb PACKAGE DIR — `apt-get download`s a Debian package into DIR (updating apt's lists
+# once if they are missing) and prints the .deb's path. Nothing is installed on the machine.
+download_deb() {
+    local package=$1 dir=$2
+    chmod 755 "$dir" # apt's download sandbox user must be able to write there
+    if ! (cd "$dir" && apt-get download -qq "$package" 2>/dev/null); then
+        local sudo=()
+        [ "$(id -u)" -eq 0 ] || sudo=(sudo)
+        "${sudo[@]}" apt-get update -qq >/dev/null
+        (cd "$dir" && apt-get download -qq "$package") >&2
+    fi
+    local deb
+    deb="$(find "$dir" -maxdepth 1 -name "${package}_*.deb" -print -quit)"
+    [ -n "$deb" ] || die "apt-get download $package produced no package"
+    echo "$deb"
+}

@@ -16,7 +16,7 @@ use serde_json::{Map, Value};
 
 use crate::error::OpenApiError;
 use crate::model::{Operation, text};
-use crate::resolve::{DocId, DocSet, ROOT};
+use crate::resolve::{DocId, DocView, ROOT};
 use crate::schema::{DetailLimits, Direction, compact_schema, first_sentence, truncate_chars};
 use crate::text::schema_text;
 
@@ -79,7 +79,7 @@ pub struct ResponseDetails {
 
 /// Renders the details of an operation found by [`crate::ApiSpec::find_operation`].
 pub(crate) fn build(
-    docs: &DocSet,
+    docs: &DocView<'_>,
     op: &Operation,
     limits: &DetailLimits,
 ) -> Result<EndpointDetails, OpenApiError> {
@@ -90,15 +90,14 @@ pub(crate) fn build(
             .map_or_else(String::new, |d| d.display.clone()),
         reason,
     };
+    let method = op.method.to_ascii_lowercase();
     let raw_item = docs
-        .root()
-        .get("paths")
-        .and_then(|p| p.get(&op.path))
+        .path_item_for(&op.path, &method)
+        .map_err(|e| unresolved(e.to_string()))?
         .ok_or_else(|| unresolved("the path is not in the document".into()))?;
     let item = docs
         .deref(raw_item, ROOT)
         .map_err(|e| unresolved(e.to_string()))?;
-    let method = op.method.to_ascii_lowercase();
     let raw_op = item
         .value
         .get(&method)
@@ -133,7 +132,7 @@ pub(crate) fn build(
 }
 
 fn parameters(
-    docs: &DocSet,
+    docs: &DocView<'_>,
     shared: Option<&Value>,
     own: Option<&Value>,
     doc: DocId,
@@ -156,7 +155,12 @@ fn parameters(
     out
 }
 
-fn parameter(docs: &DocSet, raw: &Value, doc: DocId, limits: &DetailLimits) -> ParameterDetails {
+fn parameter(
+    docs: &DocView<'_>,
+    raw: &Value,
+    doc: DocId,
+    limits: &DetailLimits,
+) -> ParameterDetails {
     let p = match docs.deref(raw, doc) {
         Ok(p) => p,
         Err(_) => {
@@ -197,7 +201,7 @@ fn parameter(docs: &DocSet, raw: &Value, doc: DocId, limits: &DetailLimits) -> P
 }
 
 fn request_body(
-    docs: &DocSet,
+    docs: &DocView<'_>,
     raw: &Value,
     doc: DocId,
     limits: &DetailLimits,
@@ -235,7 +239,7 @@ fn request_body(
 }
 
 fn responses(
-    docs: &DocSet,
+    docs: &DocView<'_>,
     raw: Option<&Value>,
     doc: DocId,
     limits: &DetailLimits,

@@ -9,16 +9,21 @@
 //! Why a `serde_json::Value` and a home-made resolver instead of a typed OpenAPI crate: real
 //! specs are messy (Swagger 2.0 next to 3.0 and 3.1, refs across files, cycles, vendor
 //! extensions everywhere), and typed crates each cover one version and reject what they do not
-//! model. Here a spec is read once into a value; Swagger 2.0 is rewritten into the 3.x shape at
-//! load time (`normalize`); everything after that reads one shape.
+//! model. Here a spec is read once; Swagger 2.0 is rewritten into the 3.x shape at load time
+//! (`normalize`); everything after that reads one shape. A loaded spec is not kept as one value
+//! tree (a 47 MB spec would take 700 MB): its path items and components stay JSON text and are
+//! parsed when a request reads them (`compact`, `resolve`).
 //!
 //! Modules, in the order data flows through them:
 //! - `source` — where a spec comes from ([`SpecSource`]);
 //! - `load` — reading files and URLs, bundling referenced documents, the content-keyed
 //!   [`SpecCache`];
 //! - `parse` — JSON or YAML to a value, OpenAPI version detection;
+//! - `compact` — documents held compactly: path items and components as JSON text, parsed
+//!   when read;
 //! - `normalize` — Swagger 2.0 to OpenAPI 3.x;
-//! - `resolve` — JSON pointers and `$ref`s across documents, with hop limits;
+//! - `resolve` — JSON pointers and `$ref`s across documents, with hop limits, read through a
+//!   per-request view that parses what it reaches;
 //! - `model` — [`Operation`] and the other listing types, extracted once per spec;
 //! - `spec` — [`ApiSpec`]: listing, lookup, suggestions;
 //! - `schema` — compact, bounded, cycle-safe schema rendering ([`DetailLimits`]);
@@ -28,6 +33,7 @@
 //! followed in loops with hop limits, schema expansion keeps a stack of open refs and a depth
 //! and size budget.
 
+mod compact;
 pub mod contract;
 mod details;
 mod error;

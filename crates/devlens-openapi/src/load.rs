@@ -16,13 +16,18 @@ use tokio::sync::OnceCell;
 use url::Url;
 
 use crate::error::{OpenApiError, http_status_hint};
-use crate::parse::{detect_kind, parse_document};
+use crate::parse::{parse_document, read_root};
 use crate::resolve::{DocId, DocSet, Document, ROOT, external_refs};
 use crate::source::{SpecSource, redact_url};
 use crate::spec::{ApiSpec, content_hash};
 
 /// Parsed specs kept in memory; the least recently used beyond this are dropped.
 const MAX_CACHED_SPECS: usize = 8;
+/// What the specs kept may weigh together ([`ApiSpec::weight`]); beyond it the least recently
+/// used are dropped too, down to the one in use. Microsoft Graph beta, the largest spec seen,
+/// weighs 65 MB loaded and up to 145 MB once it keeps its most parsed pieces: three to seven of
+/// them fit.
+const MAX_CACHED_BYTES: usize = 512 * 1024 * 1024;
 /// A URL's spec is trusted this long before it is fetched again.
 const URL_TTL: Duration = Duration::from_secs(60);
 /// Whole-request timeout for fetching a document.
@@ -71,6 +76,23 @@ impl std::fmt::Debug for SpecCache {
 struct Inner {
     state: Mutex<State>,
     client: OnceLock<Result<reqwest::Client, String>>,
+    limits: CacheLimits,
+}
+
+/// How much the cache keeps: a count of specs and their weight together.
+#[derive(Clone, Copy)]
+struct CacheLimits {
+    specs: usize,
+    bytes: usize,
+}
+
+impl Default for CacheLimits {
+    fn default() -> CacheLimits {
+        CacheLimits {
+            specs: MAX_CACHED_SPECS,
+            bytes: MAX_CACHED_BYTES,
+        }
+    }
 }
 
 #[derive(Default)]
@@ -209,13 +231,24 @@ impl SpecCache {
         Ok(spec)
     }
 
-    /// Keeps at most [`MAX_CACHED_SPECS`] parsed specs, dropping the least recently used, and
-    /// forgets file/URL entries that point to dropped specs.
+    /// Keeps at most [`MAX_CACHED_SPECS`] parsed specs weighing at most [`MAX_CACHED_BYTES`]
+    /// together (but always the last one used), dropping the least recently used, and forgets
+    /// file/URL entries that point to dropped specs.
     fn evict(&self) {
+        let limits = self.inner.limits;
         self.with_state(|s| {
             s.specs
                 .retain(|_, e| e.cell.initialized() || Arc::strong_count(&e.cell) > 1);
-            while s.specs.values().filter(|e| e.cell.initialized()).count() > MAX_CACHED_SPECS {
+            loop {
+                let (count, weight) = s
+                    .specs
+                    .values()
+                    .filter_map(|e| e.cell.get())
+                    .fold((0, 0), |(n, w), spec| (n + 1, w + spec.weight()));
+                let over = count > limits.specs || (count > 1 && weight > limits.bytes);
+                if !over {
+                    break;
+                }
                 let oldest = s
                     .specs
                     .iter()
@@ -235,7 +268,8 @@ impl SpecCache {
         });
     }
 
-    /// Parses the root, loads the documents it references, normalises and indexes.
+    /// Reads the root (the file's bytes become the text of its pieces, see `compact`), loads
+    /// the documents it references, normalises and indexes.
     async fn build(
         &self,
         bytes: Vec<u8>,
@@ -244,19 +278,10 @@ impl SpecCache {
         hash: String,
     ) -> Result<ApiSpec, OpenApiError> {
         let display = source.clone();
-        let (root, kind, declared, refs) = blocking(&source, move || {
-            let root = parse_document(&bytes, &display)?;
-            let (kind, declared) = detect_kind(&root, &display)?;
-            let refs = external_refs(&root);
-            Ok((root, kind, declared, refs))
-        })
-        .await?;
-        let mut docs = DocSet::new(Document {
-            url: base,
-            display: source.clone(),
-            value: root,
-        });
-        let external_files = self.load_external(&mut docs, refs).await?;
+        let root = blocking(&source, move || read_root(bytes, base, &display)).await?;
+        let mut docs = DocSet::new(root.document);
+        let external_files = self.load_external(&mut docs, root.refs).await?;
+        let (kind, declared) = (root.kind, root.declared);
         let location = source.clone();
         blocking(&location, move || {
             Ok(ApiSpec::assemble(
@@ -344,11 +369,7 @@ impl SpecCache {
                 Ok((value, refs))
             })
             .await?;
-            let id = docs.add(Document {
-                url: Some(url),
-                display,
-                value,
-            });
+            let id = docs.add(Document::parsed(Some(url), display, value));
             queue.extend(refs.into_iter().map(|r| (id, r)));
         }
         Ok(files)
@@ -529,6 +550,72 @@ fn error_chain(e: &dyn std::error::Error) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    impl SpecCache {
+        fn with_limits(specs: usize, bytes: usize) -> SpecCache {
+            SpecCache {
+                inner: Arc::new(Inner {
+                    limits: CacheLimits { specs, bytes },
+                    ..Inner::default()
+                }),
+            }
+        }
+    }
+
+    /// A small spec whose content (and so cache key) differs by `n`.
+    fn write_spec(dir: &Path, n: usize) -> SpecSource {
+        let path = dir.join(format!("spec{n}.json"));
+        let mut paths = serde_json::Map::new();
+        for i in 0..20 {
+            paths.insert(
+                format!("/things{n}/{i}"),
+                serde_json::json!({"get": {"summary": format!("Read thing {i} of {n}"),
+                    "responses": {"200": {"description": "ok"}}}}),
+            );
+        }
+        let spec = serde_json::json!({"openapi": "3.0.0",
+            "info": {"title": format!("spec {n}"), "version": "1"}, "paths": paths});
+        std::fs::write(&path, serde_json::to_vec(&spec).unwrap()).unwrap();
+        SpecSource::File(path)
+    }
+
+    async fn load(cache: &SpecCache, source: &SpecSource) -> Arc<ApiSpec> {
+        cache.load(source).await.unwrap()
+    }
+
+    #[tokio::test]
+    async fn the_cache_drops_the_least_recently_used_beyond_its_count() {
+        let dir = tempfile::tempdir().unwrap();
+        let sources: Vec<_> = (0..3).map(|n| write_spec(dir.path(), n)).collect();
+        let cache = SpecCache::with_limits(2, usize::MAX);
+        let first = load(&cache, &sources[0]).await;
+        let second = load(&cache, &sources[1]).await;
+        // Using the first again makes the second the least recently used.
+        assert!(Arc::ptr_eq(&first, &load(&cache, &sources[0]).await));
+        load(&cache, &sources[2]).await;
+        assert!(Arc::ptr_eq(&first, &load(&cache, &sources[0]).await));
+        assert!(!Arc::ptr_eq(&second, &load(&cache, &sources[1]).await));
+    }
+
+    #[tokio::test]
+    async fn the_cache_drops_specs_beyond_its_weight_but_keeps_the_one_in_use() {
+        let dir = tempfile::tempdir().unwrap();
+        let sources: Vec<_> = (0..3).map(|n| write_spec(dir.path(), n)).collect();
+        let weight = load(&SpecCache::new(), &sources[0]).await.weight();
+        assert!(weight > 0);
+        // Room for two specs of this size, not three.
+        let cache = SpecCache::with_limits(8, weight * 5 / 2);
+        let first = load(&cache, &sources[0]).await;
+        let second = load(&cache, &sources[1]).await;
+        let third = load(&cache, &sources[2]).await;
+        assert!(Arc::ptr_eq(&third, &load(&cache, &sources[2]).await));
+        assert!(Arc::ptr_eq(&second, &load(&cache, &sources[1]).await));
+        assert!(!Arc::ptr_eq(&first, &load(&cache, &sources[0]).await));
+        // A spec heavier than the whole budget is still kept while it is the one in use.
+        let tiny = SpecCache::with_limits(8, 1);
+        let only = load(&tiny, &sources[0]).await;
+        assert!(Arc::ptr_eq(&only, &load(&tiny, &sources[0]).await));
+    }
 
     #[test]
     fn cache_is_send_sync_and_cheap_to_clone() {

@@ -7,7 +7,8 @@ use std::fmt;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::resolve::{DocSet, ROOT};
+use crate::compact::path_item_outline;
+use crate::resolve::{DocSet, PathItem, ROOT};
 
 /// HTTP methods an OpenAPI path item can hold, in the order operations are listed.
 pub(crate) const METHODS: &[&str] = &[
@@ -131,14 +132,25 @@ pub(crate) const DEFAULT_TAG: &str = "default";
 /// up as no operations (the load step has already refused specs with broken external files).
 pub(crate) fn extract_operations(docs: &DocSet) -> Vec<Operation> {
     let mut ops = Vec::new();
-    let Some(paths) = docs.root().get("paths").and_then(Value::as_object) else {
-        return ops;
-    };
-    for (path, item) in paths {
+    for (path, item) in docs.path_items() {
         if path.starts_with("x-") {
             continue;
         }
-        let Ok(item) = docs.deref(item, ROOT) else {
+        // A view per item: what it parses (a ref's target) goes once the item is listed.
+        let view = docs.scratch_view();
+        let outline;
+        let item = match item {
+            PathItem::Parsed(value) => value,
+            PathItem::Piece(id) => {
+                let Some(Ok(value)) = docs.piece_text(ROOT, id).map(path_item_outline) else {
+                    tracing::debug!(path, "path item does not read back; skipped");
+                    continue;
+                };
+                outline = value;
+                &outline
+            }
+        };
+        let Ok(item) = view.deref(item, ROOT) else {
             tracing::debug!(path, "path item $ref does not resolve; skipped");
             continue;
         };
@@ -151,7 +163,7 @@ pub(crate) fn extract_operations(docs: &DocSet) -> Vec<Operation> {
             };
             ops.push(Operation {
                 method: method.to_ascii_uppercase(),
-                path: path.clone(),
+                path: path.to_string(),
                 operation_id: text(op.get("operationId")),
                 summary: text(op.get("summary")),
                 description: text(op.get("description")),

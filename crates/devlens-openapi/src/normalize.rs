@@ -20,7 +20,7 @@
 use serde_json::{Map, Value, json};
 
 use crate::model::METHODS;
-use crate::resolve::{DocId, DocSet, ROOT};
+use crate::resolve::{DocId, DocSet, DocView, ROOT};
 
 /// Keywords a 2.0 non-body parameter (or header, or `items`) shares with a schema.
 const SCHEMA_KEYS: &[&str] = &[
@@ -50,7 +50,7 @@ const MULTIPART: &str = "multipart/form-data";
 pub(crate) fn swagger2_to_openapi3(docs: &mut DocSet) {
     let Some(root) = docs.root_mut() else { return };
     let taken = std::mem::take(root);
-    let converted = convert(taken, docs);
+    let converted = convert(taken, &docs.scratch_view());
     if let Some(root) = docs.root_mut() {
         *root = converted;
     }
@@ -58,14 +58,14 @@ pub(crate) fn swagger2_to_openapi3(docs: &mut DocSet) {
 
 /// What operations need from the document while they are converted.
 struct Ctx<'a> {
-    docs: &'a DocSet,
+    docs: &'a DocView<'a>,
     parameters: &'a Map<String, Value>,
     responses: &'a Map<String, Value>,
     consumes: Vec<String>,
     produces: Vec<String>,
 }
 
-fn convert(root: Value, docs: &DocSet) -> Value {
+fn convert(root: Value, docs: &DocView<'_>) -> Value {
     let Value::Object(mut src) = root else {
         return root;
     };
@@ -332,7 +332,7 @@ fn resolve_section_ref(
 }
 
 /// Clones what a ref into another document points to, with its own refs made absolute.
-fn inline_ref(reference: &str, from: DocId, docs: &DocSet) -> Option<Value> {
+fn inline_ref(reference: &str, from: DocId, docs: &DocView<'_>) -> Option<Value> {
     let target = docs.resolve(reference, from).ok()?;
     let mut value = target.value.clone();
     absolutize_refs(&mut value, target.doc, docs);
@@ -341,7 +341,7 @@ fn inline_ref(reference: &str, from: DocId, docs: &DocSet) -> Option<Value> {
 
 /// Rewrites every `$ref` in a value taken from document `doc` so it resolves the same way from
 /// the root document.
-fn absolutize_refs(value: &mut Value, doc: DocId, docs: &DocSet) {
+fn absolutize_refs(value: &mut Value, doc: DocId, docs: &DocView<'_>) {
     let Some(base) = docs.doc(doc).and_then(|d| d.url.clone()) else {
         return;
     };
@@ -591,13 +591,9 @@ mod tests {
     use crate::resolve::Document;
 
     fn normalize(v: Value) -> Value {
-        let mut docs = DocSet::new(Document {
-            url: None,
-            display: "test".into(),
-            value: v,
-        });
+        let mut docs = DocSet::new(Document::parsed(None, "test", v));
         swagger2_to_openapi3(&mut docs);
-        docs.root().clone()
+        docs.root_mut().unwrap().clone()
     }
 
     #[test]

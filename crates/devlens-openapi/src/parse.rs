@@ -2,15 +2,82 @@
 //! (servers happily serve YAML as `application/json` and files are often misnamed).
 
 use serde_json::{Map, Number, Value};
+use url::Url;
 
+use crate::compact::{Plan, check_json, scan, split_json};
 use crate::error::{OpenApiError, SyntaxFormat};
+use crate::resolve::{Document, external_refs};
+
+const BOM: &[u8] = b"\xEF\xBB\xBF";
+
+/// A spec's root document as loaded, with what it declares itself to be and the refs to other
+/// documents in it (the first per document).
+#[derive(Debug)]
+pub(crate) struct RootDocument {
+    pub document: Document,
+    pub kind: SpecKind,
+    pub declared: String,
+    pub refs: Vec<String>,
+}
+
+/// Reads a spec's root document from the bytes of its file.
+///
+/// An OpenAPI 3 JSON document that refers to no other document is split as it is read (see
+/// `compact`): it is never held whole as a value tree, and its pieces' text reuses the buffer it
+/// was read into. Everything else (YAML, Swagger 2.0 which is rewritten at load, JSON with refs to
+/// other files, which are followed before splitting) is parsed whole as before and split once
+/// loading is done. Errors are the same either way.
+pub(crate) fn read_root(
+    bytes: Vec<u8>,
+    url: Option<Url>,
+    location: &str,
+) -> Result<RootDocument, OpenApiError> {
+    let start = if bytes.starts_with(BOM) { BOM.len() } else { 0 };
+    let text = bytes.get(start..).unwrap_or_default();
+    // The scan does not validate; it is trusted only once `check_json` has.
+    let shape = if text.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'{') {
+        scan(&bytes, start).filter(|shape| !shape.is_swagger2())
+    } else {
+        None
+    };
+    if let Some(shape) = shape {
+        let facts = check_json(text).map_err(|e| json_syntax_error(&e, location))?;
+        let plan = if facts.refers_elsewhere {
+            None
+        } else {
+            Plan::of(&bytes, shape)
+        };
+        if let Some(plan) = plan {
+            let (kind, declared) = detect_kind(&plan.outline(), location)?;
+            if kind == SpecKind::OpenApi3 {
+                let (root, pieces) = split_json(bytes, plan);
+                return Ok(RootDocument {
+                    document: Document::split(url, location, root, pieces),
+                    kind,
+                    declared,
+                    refs: Vec::new(),
+                });
+            }
+        }
+    }
+    let value = parse_document(&bytes, location)?;
+    drop(bytes);
+    let (kind, declared) = detect_kind(&value, location)?;
+    let refs = external_refs(&value);
+    Ok(RootDocument {
+        document: Document::parsed(url, location, value),
+        kind,
+        declared,
+        refs,
+    })
+}
 
 /// Parses a JSON or YAML document into a `serde_json::Value`.
 ///
 /// YAML is read into `serde_norway::Value` first so that merge keys (`<<: *anchor`) are applied
 /// and non-string keys (`200:` response codes, `true:`) become strings, as OpenAPI means them.
 pub(crate) fn parse_document(bytes: &[u8], location: &str) -> Result<Value, OpenApiError> {
-    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
+    let bytes = bytes.strip_prefix(BOM).unwrap_or(bytes);
     let first = bytes.iter().find(|b| !b.is_ascii_whitespace()).copied();
     match first {
         None => Err(OpenApiError::NotOpenApi {
@@ -23,13 +90,17 @@ pub(crate) fn parse_document(bytes: &[u8], location: &str) -> Result<Value, Open
 }
 
 fn parse_json(bytes: &[u8], location: &str) -> Result<Value, OpenApiError> {
-    serde_json::from_slice(bytes).map_err(|e| OpenApiError::Syntax {
+    serde_json::from_slice(bytes).map_err(|e| json_syntax_error(&e, location))
+}
+
+fn json_syntax_error(e: &serde_json::Error, location: &str) -> OpenApiError {
+    OpenApiError::Syntax {
         location: location.to_string(),
         format: SyntaxFormat::Json,
         line: e.line(),
         column: e.column(),
         message: strip_position(&e.to_string()),
-    })
+    }
 }
 
 fn parse_yaml(bytes: &[u8], location: &str) -> Result<Value, OpenApiError> {
@@ -241,6 +312,44 @@ mod tests {
         let msg = e.to_string();
         assert!(msg.contains("bad.yaml is not valid YAML"), "{msg}");
         assert!(matches!(e, OpenApiError::Syntax { line: 4, .. }), "{msg}");
+    }
+
+    #[test]
+    fn json_roots_split_unless_swagger2_or_multi_file_and_fail_alike() {
+        let split = read_root(
+            br#"{"openapi": "3.0.0", "paths": {"/a": {}}}"#.to_vec(),
+            None,
+            "a.json",
+        )
+        .unwrap();
+        assert_eq!(split.kind, SpecKind::OpenApi3);
+        assert!(format!("{:?}", split.document).contains("Members"));
+        for whole in [
+            br#"{"swagger": "2.0", "paths": {"/a": {}}}"#.as_slice(),
+            br#"{"openapi": "3.0.0", "paths": {"/a": {"$ref": "a.json#/x"}}}"#,
+            b"openapi: 3.0.0\npaths: {}\n",
+        ] {
+            let root = read_root(whole.to_vec(), None, "a").unwrap();
+            assert!(!format!("{:?}", root.document).contains("Members"));
+        }
+        let multi = read_root(
+            br#"{"openapi": "3.0.0", "paths": {"/a": {"$ref": "a.json#/x"}}}"#.to_vec(),
+            None,
+            "a",
+        )
+        .unwrap();
+        assert_eq!(multi.refs, ["a.json#/x"]);
+        for bad in [
+            b"\xEF\xBB\xBF{\n  \"openapi\": \"3.0.0\",\n  \"info\": {,\n}".as_slice(),
+            b"{\"openapi\": \"3.0.0\", \"x\": \"\\ud800\"}",
+            b"{\"openapi\": \"3.0.0\"} trailing",
+        ] {
+            let read = read_root(bad.to_vec(), None, "bad.json").unwrap_err();
+            let parsed = parse_document(bad, "bad.json").unwrap_err();
+            assert_eq!(read.to_string(), parsed.to_string());
+        }
+        let e = read_root(br#"{"name": "pkg"}"#.to_vec(), None, "package.json").unwrap_err();
+        assert!(e.to_string().contains("top-level keys `name`"), "{e}");
     }
 
     #[test]

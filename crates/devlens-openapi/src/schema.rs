@@ -20,7 +20,7 @@
 
 use serde_json::{Map, Value, json};
 
-use crate::resolve::{DocId, DocSet};
+use crate::resolve::{DocId, DocView};
 
 /// Bounds on rendered details. The defaults suit agents: a GitHub "issue" response renders to
 /// a few kilobytes instead of hundreds.
@@ -100,7 +100,7 @@ const MAX_DEFAULT_CHARS: usize = 200;
 
 /// Renders a schema compactly; see the module docs for what is kept and the bounds.
 pub(crate) fn compact_schema(
-    docs: &DocSet,
+    docs: &DocView<'_>,
     schema: &Value,
     doc: DocId,
     direction: Direction,
@@ -127,7 +127,7 @@ enum Part<'a> {
 }
 
 struct Compactor<'a> {
-    docs: &'a DocSet,
+    docs: &'a DocView<'a>,
     direction: Direction,
     limits: &'a DetailLimits,
     depth_limit: usize,
@@ -147,7 +147,7 @@ struct Compactor<'a> {
 
 impl<'a> Compactor<'a> {
     fn new(
-        docs: &'a DocSet,
+        docs: &'a DocView<'a>,
         direction: Direction,
         limits: &'a DetailLimits,
         depth_limit: usize,
@@ -813,18 +813,17 @@ pub(crate) fn truncate_chars(s: &str, max: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::resolve::{Document, ROOT};
+    use crate::resolve::{DocSet, Document, ROOT};
 
+    /// A document held as a loaded spec is: split (see `compact`).
     fn docs(v: Value) -> DocSet {
-        DocSet::new(Document {
-            url: None,
-            display: "t".into(),
-            value: v,
-        })
+        let mut set = DocSet::new(Document::parsed(None, "t", v));
+        set.split();
+        set
     }
 
     fn compact(d: &DocSet, schema: Value, dir: Direction) -> Value {
-        compact_schema(d, &schema, ROOT, dir, &DetailLimits::default())
+        compact_schema(&d.view(), &schema, ROOT, dir, &DetailLimits::default())
     }
 
     #[test]

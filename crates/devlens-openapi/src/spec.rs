@@ -15,8 +15,8 @@ use crate::model::{
     loose_path, template_match, text,
 };
 use crate::normalize::swagger2_to_openapi3;
-use crate::parse::{SpecKind, detect_kind, parse_document};
-use crate::resolve::{DocSet, Document};
+use crate::parse::{SpecKind, read_root};
+use crate::resolve::DocSet;
 use crate::schema::DetailLimits;
 use devlens_core::suggest;
 
@@ -24,7 +24,8 @@ use devlens_core::suggest;
 const MAX_SUGGESTIONS: usize = 5;
 
 /// A loaded spec: Swagger 2.0 already turned into the 3.x shape, external documents bundled,
-/// operations extracted. Immutable and shared (`Arc<ApiSpec>`) between callers.
+/// operations extracted; its path items and components are held as JSON text and parsed when a
+/// request reads them (see `compact`). Immutable and shared (`Arc<ApiSpec>`) between callers.
 pub struct ApiSpec {
     /// Lowercase hex SHA-256 of the raw bytes of the root document: the spec's identity for
     /// caches and search indexes.
@@ -72,24 +73,26 @@ impl ApiSpec {
     /// location to resolve them against) and show as `$unresolved` in details; use
     /// [`crate::SpecCache::load`] for multi-file specs.
     pub fn from_bytes(bytes: &[u8], source: &str) -> Result<ApiSpec, OpenApiError> {
-        let root = parse_document(bytes, source)?;
-        let (kind, declared) = detect_kind(&root, source)?;
-        let docs = DocSet::new(Document {
-            url: None,
-            display: source.to_string(),
-            value: root,
-        });
+        ApiSpec::from_vec(bytes.to_vec(), source)
+    }
+
+    /// [`ApiSpec::from_bytes`] taking the buffer: a JSON spec keeps the text of its path items
+    /// and components in it (see `compact`), so loading needs no second copy of the file.
+    pub fn from_vec(bytes: Vec<u8>, source: &str) -> Result<ApiSpec, OpenApiError> {
+        let hash = content_hash(&bytes);
+        let root = read_root(bytes, None, source)?;
         Ok(ApiSpec::assemble(
-            docs,
-            kind,
-            declared,
-            content_hash(bytes),
+            DocSet::new(root.document),
+            root.kind,
+            root.declared,
+            hash,
             source.to_string(),
             Vec::new(),
         ))
     }
 
-    /// Builds the spec from parsed documents (the root not yet normalised).
+    /// Builds the spec from loaded documents (the root not yet normalised), and splits the
+    /// documents still parsed whole once the operations are listed.
     pub(crate) fn assemble(
         mut docs: DocSet,
         kind: SpecKind,
@@ -101,7 +104,7 @@ impl ApiSpec {
         if kind == SpecKind::Swagger2 {
             swagger2_to_openapi3(&mut docs);
         }
-        let info = docs.root().get("info");
+        let info = docs.root_member("info");
         let title = text(info.and_then(|i| i.get("title"))).unwrap_or_default();
         let version = text(info.and_then(|i| i.get("version"))).unwrap_or_default();
         let operations = extract_operations(&docs);
@@ -119,7 +122,8 @@ impl ApiSpec {
                 .entry((op.method.clone(), loose_path(&op.path)))
                 .or_insert(i);
         }
-        let tags = collect_tags(docs.root(), &operations);
+        let tags = collect_tags(docs.root_member("tags"), &operations);
+        docs.split();
         ApiSpec {
             tags,
             swagger_hash,
@@ -142,16 +146,44 @@ impl ApiSpec {
         &self.operations
     }
 
-    /// The documents, for the modules that read the spec beyond the listing.
+    /// The documents, for the modules that read the spec beyond the listing (through a
+    /// [`DocSet::view`]).
     pub(crate) fn docs(&self) -> &DocSet {
         &self.docs
+    }
+
+    /// Bytes of JSON text the spec holds for its path items and components (parsed only when
+    /// read); the rest of what it holds is the listing and a few small parsed parts.
+    pub fn held_text_bytes(&self) -> usize {
+        self.docs.piece_bytes()
+    }
+
+    /// About how many bytes the spec holds in memory, for cache budgets: the documents (see
+    /// [`DocSet::weight`]) and the listing (operations, their lookup tables and tags).
+    pub(crate) fn weight(&self) -> usize {
+        /// An operation's structs, table entries and allocations besides its text.
+        const PER_OPERATION: usize = 400;
+        let listing: usize = self
+            .operations
+            .iter()
+            .map(|op| {
+                let text = |s: &Option<String>| s.as_ref().map_or(0, String::len);
+                // The path is kept three times (the operation, the two route tables), the id twice.
+                PER_OPERATION
+                    + op.path.len() * 3
+                    + text(&op.operation_id) * 2
+                    + text(&op.summary)
+                    + text(&op.description)
+                    + op.tags.iter().map(String::len).sum::<usize>()
+            })
+            .sum();
+        self.docs.weight() + listing
     }
 
     /// Server base URLs (`servers[].url`, Swagger's `host` + `basePath`), for building calls.
     pub fn servers(&self) -> Vec<String> {
         self.docs
-            .root()
-            .get("servers")
+            .root_member("servers")
             .and_then(Value::as_array)
             .map(|s| {
                 s.iter()
@@ -364,7 +396,7 @@ impl ApiSpec {
         limits: &DetailLimits,
     ) -> Result<EndpointDetails, OpenApiError> {
         let op = self.find_operation(r)?;
-        details::build(&self.docs, op, limits)
+        details::build(&self.docs.view(), op, limits)
     }
 }
 
@@ -388,10 +420,13 @@ const TAG_DESCRIPTION_CHARS: usize = 300;
 
 /// Declared tags in document order (with their description), then tags only used by
 /// operations, in first-seen order; untagged operations under `default`; empty tags dropped.
-fn collect_tags(root: &Value, operations: &[Operation]) -> Vec<(TagSummary, Vec<usize>)> {
+fn collect_tags(
+    declared: Option<&Value>,
+    operations: &[Operation],
+) -> Vec<(TagSummary, Vec<usize>)> {
     let mut tags: Vec<(TagSummary, Vec<usize>)> = Vec::new();
     let mut index: HashMap<String, usize> = HashMap::new();
-    if let Some(declared) = root.get("tags").and_then(Value::as_array) {
+    if let Some(declared) = declared.and_then(Value::as_array) {
         for t in declared {
             let Some(name) = text(t.get("name")) else {
                 continue;

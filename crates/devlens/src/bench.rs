@@ -1,6 +1,6 @@
-//! `devlens api bench`: how long loading and indexing a spec takes, how much memory it needs, and
-//! keyword query latency. Medians and percentiles of repeated runs in one process, so figures
-//! from a shared machine stay comparable.
+//! `devlens api bench`: how long loading and indexing a spec takes, how much memory it needs,
+//! keyword query latency and how long rendering endpoint details takes. Medians and percentiles
+//! of repeated runs in one process, so figures from a shared machine stay comparable.
 
 use std::{path::Path, time::Instant};
 
@@ -10,7 +10,7 @@ use serde::Serialize;
 use devlens_core::Config;
 use devlens_embed::{Embedder, LocalBert};
 use devlens_openapi::{
-    ApiSpec,
+    ApiSpec, EndpointRef,
     search::{DEFAULT_MODE, OperationIndex, SearchRequest, SemanticQuery},
     semantic::{SemanticIndex, endpoint_text, query_text},
 };
@@ -27,13 +27,27 @@ pub(crate) struct BenchReport {
     pub load_ms_p50: f64,
     /// Build the BM25 index, median of `runs`.
     pub index_ms_p50: f64,
-    /// Peak resident memory of the process (VmHWM), MiB.
+    /// Peak resident memory of the process (VmHWM), MiB: loading included, one spec loaded at
+    /// a time (each run's spec is dropped before the next loads).
     pub peak_rss_mib: f64,
     /// Resident memory before loading, MiB.
     pub base_rss_mib: f64,
+    /// Resident memory with the spec and its keyword index loaded, after the timed queries and
+    /// details, MiB.
+    pub loaded_rss_mib: f64,
+    /// JSON text the spec holds for its path items and components (parsed when read), MiB.
+    pub held_text_mib: f64,
     pub queries: usize,
     pub query_ms_p50: f64,
     pub query_ms_p95: f64,
+    /// Endpoint details rendered (operations spread over the spec), each twice.
+    pub details: usize,
+    /// Rendering each one the first time (what a server's first requests on them take).
+    pub details_ms_p50: f64,
+    pub details_ms_p95: f64,
+    /// Rendering the same ones again, straight after.
+    pub details_again_ms_p50: f64,
+    pub details_again_ms_p95: f64,
     /// With `--semantic`: the local model and the embedding index.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub semantic: Option<SemanticBench>,
@@ -62,8 +76,9 @@ impl BenchReport {
         format!(
             "{} ({:.1} MB, {} operations, {} runs)\n\
              load   p50 {:.1} ms\nindex  p50 {:.1} ms\n\
-             memory peak {:.0} MiB (base {:.0} MiB)\n\
-             keyword query p50 {:.3} ms, p95 {:.3} ms over {} queries",
+             memory peak {:.0} MiB (base {:.0} MiB, {:.0} MiB loaded; {:.1} MiB of it JSON text)\n\
+             keyword query p50 {:.3} ms, p95 {:.3} ms over {} queries\n\
+             details p50 {:.3} ms, p95 {:.3} ms over {} endpoints (again: p50 {:.3} ms, p95 {:.3} ms)",
             self.spec,
             self.bytes as f64 / 1e6,
             self.operations,
@@ -72,9 +87,16 @@ impl BenchReport {
             self.index_ms_p50,
             self.peak_rss_mib,
             self.base_rss_mib,
+            self.loaded_rss_mib,
+            self.held_text_mib,
             self.query_ms_p50,
             self.query_ms_p95,
-            self.queries
+            self.queries,
+            self.details_ms_p50,
+            self.details_ms_p95,
+            self.details,
+            self.details_again_ms_p50,
+            self.details_again_ms_p95,
         ) + &self
             .semantic
             .as_ref()
@@ -134,6 +156,35 @@ fn sample_queries(spec: &ApiSpec, count: usize) -> Vec<String> {
         .collect()
 }
 
+/// Endpoints whose details are timed.
+const DETAILS_SAMPLE: usize = 200;
+
+/// Up to `count` operations spread evenly over the spec, by method and path.
+fn sample_endpoints(spec: &ApiSpec, count: usize) -> Vec<EndpointRef> {
+    let ops = spec.operations();
+    let step = (ops.len() / count.max(1)).max(1);
+    ops.iter()
+        .step_by(step)
+        .take(count)
+        .map(|op| EndpointRef::method_path(op.method.clone(), op.path.clone()))
+        .collect()
+}
+
+/// Milliseconds each endpoint's details take to render (a failed one is timed all the same:
+/// the error is what a caller would get).
+fn time_details(spec: &ApiSpec, endpoints: &[EndpointRef]) -> Vec<f64> {
+    endpoints
+        .iter()
+        .map(|r| {
+            let start = Instant::now();
+            let details = spec.endpoint_details(r);
+            let ms = start.elapsed().as_secs_f64() * 1e3;
+            std::hint::black_box(details.ok());
+            ms
+        })
+        .collect()
+}
+
 /// Where to write the exact texts the semantic part embeds, for comparisons with other tools.
 #[derive(Debug, Default)]
 pub(crate) struct Dump<'a> {
@@ -160,14 +211,20 @@ pub(crate) async fn run(
 ) -> anyhow::Result<BenchReport> {
     let runs = runs.max(1);
     let base_rss_mib = proc_status_mib("VmRSS:");
-    let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
     let location = path.display().to_string();
+    let mut size = 0;
     let mut load_ms = Vec::with_capacity(runs);
     let mut index_ms = Vec::with_capacity(runs);
     let mut kept = None;
     for _ in 0..runs {
+        // One spec at a time, read afresh (untimed) and handed over as a server's loader does:
+        // the peak is that of loading one spec, not of two side by side.
+        drop(kept.take());
+        let bytes =
+            std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
+        size = bytes.len();
         let start = Instant::now();
-        let spec = ApiSpec::from_bytes(&bytes, &location)?;
+        let spec = ApiSpec::from_vec(bytes, &location)?;
         load_ms.push(start.elapsed().as_secs_f64() * 1e3);
         let start = Instant::now();
         let index = OperationIndex::build(&spec)?;
@@ -184,22 +241,33 @@ pub(crate) async fn run(
         query_ms.push(start.elapsed().as_secs_f64() * 1e3);
         std::hint::black_box(response);
     }
+    let endpoints = sample_endpoints(&spec, DETAILS_SAMPLE);
+    let mut details_ms = time_details(&spec, &endpoints);
+    let mut details_again_ms = time_details(&spec, &endpoints);
+    let loaded_rss_mib = proc_status_mib("VmRSS:");
     let semantic = match semantic {
         Some(config) => Some(semantic_bench(config, &spec, &index, queries.min(200), dump).await?),
         None => None,
     };
     Ok(BenchReport {
         spec: location,
-        bytes: bytes.len(),
+        bytes: size,
         operations: spec.operations().len(),
         runs,
         load_ms_p50: percentile(&mut load_ms, 50.0),
         index_ms_p50: percentile(&mut index_ms, 50.0),
         peak_rss_mib: proc_status_mib("VmHWM:"),
         base_rss_mib,
+        loaded_rss_mib,
+        held_text_mib: spec.held_text_bytes() as f64 / (1024.0 * 1024.0),
         queries: query_ms.len(),
         query_ms_p50: percentile(&mut query_ms, 50.0),
         query_ms_p95: percentile(&mut query_ms, 95.0),
+        details: endpoints.len(),
+        details_ms_p50: percentile(&mut details_ms, 50.0),
+        details_ms_p95: percentile(&mut details_ms, 95.0),
+        details_again_ms_p50: percentile(&mut details_again_ms, 50.0),
+        details_again_ms_p95: percentile(&mut details_again_ms, 95.0),
         semantic,
     })
 }

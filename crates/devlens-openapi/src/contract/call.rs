@@ -163,12 +163,7 @@ pub fn is_safe_method(method: &str) -> bool {
 impl ApiSpec {
     /// The spec's first API-key security scheme: its name and where it goes.
     pub fn api_key_scheme(&self) -> Option<(String, KeyLocation)> {
-        let schemes = self
-            .docs()
-            .root()
-            .get("components")?
-            .get("securitySchemes")?
-            .as_object()?;
+        let schemes = self.docs().security_schemes()?;
         schemes.values().find_map(|s| {
             if s.get("type")?.as_str()? != "apiKey" {
                 return None;
@@ -190,7 +185,7 @@ impl ApiSpec {
         target: &CallTarget,
     ) -> Result<PreparedCall, OpenApiError> {
         let op = self.find_operation(endpoint)?;
-        let contract = Contract::build(self.docs(), op, dialect_of(&self.spec_version));
+        let contract = Contract::build(&self.docs().view(), op, dialect_of(&self.spec_version));
         let label = match &op.operation_id {
             Some(id) => format!("{} {} ({id})", op.method, op.path),
             None => format!("{} {}", op.method, op.path),
@@ -503,8 +498,11 @@ impl ApiSpec {
         let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
         let text = String::from_utf8_lossy(&bytes).into_owned();
         let read_whole = size <= MAX_RESPONSE_BYTES;
-        let contract =
-            Contract::build(self.docs(), &call.operation, dialect_of(&self.spec_version));
+        let contract = Contract::build(
+            &self.docs().view(),
+            &call.operation,
+            dialect_of(&self.spec_version),
+        );
         let exchange = Exchange {
             source: "call".into(),
             method: call.method.clone(),

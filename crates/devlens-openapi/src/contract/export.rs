@@ -18,7 +18,7 @@ use std::collections::HashMap;
 
 use serde_json::{Map, Value, json};
 
-use crate::resolve::{DocId, DocSet};
+use crate::resolve::{DocId, DocView};
 
 /// JSON Schema dialects the exported documents are written in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -82,7 +82,7 @@ const DROPPED: &[&str] = &[
 
 /// Exports `schema` (found in document `doc`) as a standalone JSON Schema document.
 pub(crate) fn export_schema(
-    docs: &DocSet,
+    docs: &DocView<'_>,
     schema: &Value,
     doc: DocId,
     dialect: Dialect,
@@ -132,7 +132,7 @@ impl Dialect {
 }
 
 struct Exporter<'a> {
-    docs: &'a DocSet,
+    docs: &'a DocView<'a>,
     dialect: Dialect,
     flow: Flow,
     defs: Vec<Value>,
@@ -298,14 +298,13 @@ fn or_null(mut schema: Map<String, Value>) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::resolve::Document;
+    use crate::resolve::{DocSet, Document};
 
+    /// A document held as a loaded spec is: split (see `compact`).
     fn docs(root: Value) -> DocSet {
-        DocSet::new(Document {
-            url: None,
-            display: "test".into(),
-            value: root,
-        })
+        let mut set = DocSet::new(Document::parsed(None, "test", root));
+        set.split();
+        set
     }
 
     fn validator(schema: &Value, dialect: Dialect) -> jsonschema::Validator {
@@ -326,7 +325,7 @@ mod tests {
             }}
         }));
         let exported = export_schema(
-            &set,
+            &set.view(),
             &json!({"$ref": "#/components/schemas/Node"}),
             0,
             Dialect::Draft4,
@@ -356,11 +355,11 @@ mod tests {
             }
         });
         let request = validator(
-            &export_schema(&set, &schema, 0, Dialect::Draft4, Flow::Request),
+            &export_schema(&set.view(), &schema, 0, Dialect::Draft4, Flow::Request),
             Dialect::Draft4,
         );
         let response = validator(
-            &export_schema(&set, &schema, 0, Dialect::Draft4, Flow::Response),
+            &export_schema(&set.view(), &schema, 0, Dialect::Draft4, Flow::Response),
             Dialect::Draft4,
         );
         // A request need not carry the server-made id; a response need not echo the password.
@@ -376,7 +375,7 @@ mod tests {
             json!({"components": {"schemas": {"Id": {"type": ["integer", "null"], "exclusiveMinimum": 0}}}}),
         );
         let exported = export_schema(
-            &set,
+            &set.view(),
             &json!({"type": "object", "properties": {"id": {"$ref": "#/components/schemas/Id", "description": "x"}}}),
             0,
             Dialect::Draft202012,
@@ -392,7 +391,7 @@ mod tests {
     fn broken_refs_and_junk_accept_anything() {
         let set = docs(json!({}));
         let exported = export_schema(
-            &set,
+            &set.view(),
             &json!({"type": "object", "properties": {"a": {"$ref": "#/nowhere"}, "b": 7}}),
             0,
             Dialect::Draft4,

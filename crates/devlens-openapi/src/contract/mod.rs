@@ -19,7 +19,7 @@ pub mod traffic;
 use serde_json::Value;
 
 use crate::model::{Operation, text};
-use crate::resolve::{DocId, DocSet, ROOT};
+use crate::resolve::{DocId, DocView, ROOT};
 
 pub(crate) use export::{Dialect, Flow, export_schema};
 pub use findings::{Finding, FindingKind, Side};
@@ -69,7 +69,7 @@ pub(crate) struct Contract {
 impl Contract {
     /// Builds the contract of `op` from the document; parts whose refs are broken are left
     /// out (they accept anything) rather than failing the whole check.
-    pub(crate) fn build(docs: &DocSet, op: &Operation, dialect: Dialect) -> Contract {
+    pub(crate) fn build(docs: &DocView<'_>, op: &Operation, dialect: Dialect) -> Contract {
         let mut contract = Contract {
             operation: op.clone(),
             params: Vec::new(),
@@ -164,7 +164,7 @@ impl Contract {
 }
 
 fn param_contract(
-    docs: &DocSet,
+    docs: &DocView<'_>,
     raw: &Value,
     doc: DocId,
     dialect: Dialect,
@@ -192,7 +192,7 @@ fn param_contract(
 }
 
 fn media_contracts(
-    docs: &DocSet,
+    docs: &DocView<'_>,
     content: Option<&Value>,
     doc: DocId,
     dialect: Dialect,
@@ -232,23 +232,22 @@ fn compile(schema: &Value, dialect: Dialect) -> Option<jsonschema::Validator> {
     }
 }
 
-/// The path item of `op` with the document it is in, and the operation object in it.
+/// The path item of `op` with the document it is in (as far as one operation reads it: see
+/// [`DocView::path_item_for`]), and the operation object in it.
 pub(crate) fn operation_object<'a>(
-    docs: &'a DocSet,
+    docs: &'a DocView<'_>,
     op: &Operation,
 ) -> (Option<(&'a Value, DocId)>, Option<&'a Value>) {
+    let method = op.method.to_ascii_lowercase();
     let Some(item) = docs
-        .root()
-        .get("paths")
-        .and_then(|p| p.get(&op.path))
+        .path_item_for(&op.path, &method)
+        .ok()
+        .flatten()
         .and_then(|raw| docs.deref(raw, ROOT).ok())
     else {
         return (None, None);
     };
-    (
-        Some((item.value, item.doc)),
-        item.value.get(op.method.to_ascii_lowercase()),
-    )
+    (Some((item.value, item.doc)), item.value.get(&method))
 }
 
 /// A content type without its parameters, lowercase (`application/json; charset=utf-8` →

@@ -13,7 +13,7 @@ use serde_json::{Map, Value, json};
 
 use super::operation_object;
 use crate::model::{Operation, text};
-use crate::resolve::{DocId, DocSet, ROOT};
+use crate::resolve::{DocId, DocView, ROOT};
 use crate::{ApiSpec, EndpointRef, OpenApiError};
 
 /// A parameter as the sample uses it: name, `in`, required, and its schema with its document.
@@ -58,7 +58,8 @@ impl ApiSpec {
         base_url: Option<&str>,
     ) -> Result<CodeSample, OpenApiError> {
         let op = self.find_operation(endpoint)?;
-        let docs = self.docs();
+        let view = self.docs().view();
+        let docs = &view;
         let (item, raw_op) = operation_object(docs, op);
         let doc = item.map_or(ROOT, |(_, d)| d);
         let base = base_url
@@ -335,22 +336,18 @@ fn json_schema_of(content: Option<&Value>) -> Option<&Value> {
         .and_then(|(_, m)| m.get("schema"))
 }
 
-fn has_bearer(docs: &DocSet) -> bool {
-    docs.root()
-        .get("components")
-        .and_then(|c| c.get("securitySchemes"))
-        .and_then(Value::as_object)
-        .is_some_and(|s| {
-            s.values().any(|v| {
-                v.get("scheme")
-                    .and_then(Value::as_str)
-                    .is_some_and(|s| s.eq_ignore_ascii_case("bearer"))
-                    || v.get("type").and_then(Value::as_str) == Some("oauth2")
-            })
+fn has_bearer(docs: &DocView<'_>) -> bool {
+    docs.security_schemes().is_some_and(|s| {
+        s.values().any(|v| {
+            v.get("scheme")
+                .and_then(Value::as_str)
+                .is_some_and(|s| s.eq_ignore_ascii_case("bearer"))
+                || v.get("type").and_then(Value::as_str) == Some("oauth2")
         })
+    })
 }
 
-fn resolved_type(docs: &DocSet, schema: &Value, doc: DocId) -> Option<String> {
+fn resolved_type(docs: &DocView<'_>, schema: &Value, doc: DocId) -> Option<String> {
     let s = docs.deref(schema, doc).ok()?;
     match s.value.get("type") {
         Some(Value::String(t)) => Some(t.clone()),
@@ -433,7 +430,7 @@ fn accessor(name: &str) -> String {
 
 /// TypeScript types of schemas, with components as named declarations.
 struct TsTypes<'a> {
-    docs: &'a DocSet,
+    docs: &'a DocView<'a>,
     names: HashMap<(DocId, String), String>,
     taken: HashMap<String, usize>,
     declarations: Vec<(String, Option<String>)>,
@@ -441,7 +438,7 @@ struct TsTypes<'a> {
 }
 
 impl<'a> TsTypes<'a> {
-    fn new(docs: &'a DocSet) -> Self {
+    fn new(docs: &'a DocView<'a>) -> Self {
         TsTypes {
             docs,
             names: HashMap::new(),
@@ -662,7 +659,7 @@ impl<'a> TsTypes<'a> {
 
 /// An example value for a schema: its own `example` when it has one, else one built from the
 /// types (required fields, the first enum value).
-fn example_value(docs: &DocSet, schema: &Value, doc: DocId, depth: usize) -> Value {
+fn example_value(docs: &DocView<'_>, schema: &Value, doc: DocId, depth: usize) -> Value {
     let Ok(resolved) = docs.deref(schema, doc) else {
         return Value::Null;
     };

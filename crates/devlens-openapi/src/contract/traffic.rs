@@ -187,7 +187,7 @@ impl ApiBase {
 impl ApiSpec {
     /// The server URLs with their variables filled with defaults.
     pub(crate) fn server_urls(&self) -> Vec<String> {
-        let Some(servers) = self.docs().root().get("servers").and_then(Value::as_array) else {
+        let Some(servers) = self.docs().root_member("servers").and_then(Value::as_array) else {
             return Vec::new();
         };
         servers
@@ -314,7 +314,7 @@ impl ApiSpec {
             };
             let contract = contracts
                 .entry(op_index)
-                .or_insert_with(|| Contract::build(self.docs(), op, dialect));
+                .or_insert_with(|| Contract::build(&self.docs().view(), op, dialect));
             let slot = match operations.iter().position(|(i, _)| *i == op_index) {
                 Some(p) => p,
                 None => {
