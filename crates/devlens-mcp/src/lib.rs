@@ -337,9 +337,13 @@ impl ServerHandler for DevlensServer {
     async fn list_tools(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        let listed = self.listed_tools().await;
+        let mut listed = self.listed_tools().await;
+        // A read token is shown only what it may call.
+        if token_scope(&context) == Some(Scope::Read) {
+            listed.retain(read_token_may_call);
+        }
         self.visibility
             .record_listed(listed.iter().map(|t| t.name.to_string()).collect());
         Ok(ListToolsResult::with_all_items(listed))
@@ -580,22 +584,16 @@ impl DevlensServer {
         name: &str,
         context: &RequestContext<RoleServer>,
     ) -> Option<rmcp::model::CallToolResult> {
-        let scope = context
-            .extensions
-            .get::<http::request::Parts>()?
-            .extensions
-            .get::<Scope>()?;
-        if *scope == Scope::Write || visibility::META_TOOLS.contains(&name) {
+        if token_scope(context)? == Scope::Write {
             return None;
         }
-        let read_only = self
+        let allowed = self
             .tool_list
             .iter()
             .find(|tool| tool.name == name)
-            .and_then(|tool| tool.annotations.as_ref())
-            .and_then(|annotations| annotations.read_only_hint)
-            == Some(true);
-        (!read_only).then(|| {
+            .is_some_and(read_token_may_call)
+            || visibility::META_TOOLS.contains(&name);
+        (!allowed).then(|| {
             reply::failure(format!(
                 "{name} changes state, and the token this client connected with may only read \
                  (scope read). Ask the server's owner for a write token (`devlens token create \
@@ -603,6 +601,28 @@ impl DevlensServer {
             ))
         })
     }
+}
+
+/// The scope of the token an HTTP request came with; `None` over stdio or on a server that
+/// requires no token.
+fn token_scope(context: &RequestContext<RoleServer>) -> Option<Scope> {
+    context
+        .extensions
+        .get::<http::request::Parts>()?
+        .extensions
+        .get::<Scope>()
+        .copied()
+}
+
+/// Whether a read-only token may call `tool`: the tools annotated read-only, and hide_tools /
+/// show_tools (which change this session's list alone).
+fn read_token_may_call(tool: &Tool) -> bool {
+    visibility::META_TOOLS.contains(&tool.name.as_ref())
+        || tool
+            .annotations
+            .as_ref()
+            .and_then(|annotations| annotations.read_only_hint)
+            == Some(true)
 }
 
 /// The MCP Streamable HTTP service (mount it at `/mcp`): one [`DevlensServer`] per session, all

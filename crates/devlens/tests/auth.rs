@@ -202,6 +202,20 @@ async fn a_server_that_requires_tokens_checks_them_on_rest_and_mcp() {
     // MCP: no client gets in without a token; a read token calls read-only tools only.
     assert!(mcp_client(base, "dlt_wrong").await.is_err());
     let reader = mcp_client(base, &read).await.unwrap();
+    // A read token is shown the tools it may call: the read-only ones (and hide/show_tools).
+    let names = |tools: Vec<rmcp::model::Tool>| -> Vec<String> {
+        tools.into_iter().map(|t| t.name.to_string()).collect()
+    };
+    let read_tools = names(reader.list_all_tools().await.unwrap());
+    assert!(
+        read_tools.iter().any(|t| t == "search_api_documentation")
+            && read_tools.iter().any(|t| t == "hide_tools"),
+        "{read_tools:?}"
+    );
+    assert!(
+        !read_tools.iter().any(|t| t == "save_solution"),
+        "{read_tools:?}"
+    );
     let search = common::mcp::ok(
         &reader,
         "search_api_documentation",
@@ -214,6 +228,11 @@ async fn a_server_that_requires_tokens_checks_them_on_rest_and_mcp() {
     assert!(refused.contains("write token"), "{refused}");
     reader.cancel().await.unwrap();
     let writer = mcp_client(base, &write).await.unwrap();
+    let write_tools = names(writer.list_all_tools().await.unwrap());
+    assert!(
+        write_tools.iter().any(|t| t == "save_solution") && write_tools.len() > read_tools.len(),
+        "{write_tools:?}"
+    );
     common::mcp::ok(
         &writer,
         "save_solution",
