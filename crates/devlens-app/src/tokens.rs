@@ -361,6 +361,9 @@ impl TokenStore {
         change: impl FnOnce(&mut TokensFile) -> Result<(T, bool), AppError>,
     ) -> Result<T, AppError> {
         let mut slot = self.loaded.lock().unwrap_or_else(|p| p.into_inner());
+        // Another devlens on this data dir (`token create` beside a running server) may change
+        // the file at the same moment: the lock makes each read, change and write whole.
+        let _lock = lock_beside(&self.path);
         let on_disk = stamp(&self.path);
         if slot.as_ref().is_none_or(|l| l.stamp != on_disk) {
             *slot = Some(Loaded {
@@ -386,6 +389,24 @@ impl TokenStore {
         }
         Ok(result)
     }
+}
+
+/// An exclusive lock on `<file>.lock`, held until the returned file is dropped; `None` when the
+/// data dir cannot hold one (read-only), and then the change goes ahead unlocked.
+fn lock_beside(path: &Path) -> Option<std::fs::File> {
+    if let Some(dir) = path.parent() {
+        let _ = std::fs::create_dir_all(dir);
+    }
+    let mut name = path.as_os_str().to_owned();
+    name.push(".lock");
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .write(true)
+        .truncate(false)
+        .open(PathBuf::from(name))
+        .ok()?;
+    fs4::fs_std::FileExt::lock_exclusive(&file).ok()?;
+    Some(file)
 }
 
 /// A name for the list: trimmed, one line, at most 64 characters.
@@ -456,6 +477,33 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let store = TokenStore::new(&DataDir::at(dir.path()));
         (dir, store)
+    }
+
+    #[test]
+    fn two_processes_creating_tokens_at_once_lose_none() {
+        let dir = tempfile::tempdir().unwrap();
+        // Two stores on one data dir stand for two devlens processes.
+        let made: Vec<String> = std::thread::scope(|scope| {
+            let workers: Vec<_> = (0..2)
+                .map(|_| {
+                    scope.spawn(|| {
+                        let store = TokenStore::new(&DataDir::at(dir.path()));
+                        (0..25)
+                            .map(|_| store.create(Scope::Write, None).unwrap().token)
+                            .collect::<Vec<_>>()
+                    })
+                })
+                .collect();
+            workers
+                .into_iter()
+                .flat_map(|w| w.join().unwrap())
+                .collect()
+        });
+        let fresh = TokenStore::new(&DataDir::at(dir.path()));
+        assert_eq!(fresh.list().unwrap().tokens.len(), 50);
+        for token in &made {
+            assert!(fresh.verify(token).unwrap().is_some(), "{token} was lost");
+        }
     }
 
     #[test]
