@@ -323,6 +323,20 @@ fn checksum(sql: &str) -> String {
     format!("{hash:016x}")
 }
 
+/// Marks a write to `corpus` (`kb`, `docs`) inside the transaction that makes it: other servers
+/// compare the generation with the one they read to know when to reload.
+pub async fn bump_generation(
+    tx: &Transaction<'_>,
+    corpus: &str,
+) -> Result<(), tokio_postgres::Error> {
+    tx.execute(
+        "UPDATE devlens_generations SET value = value + 1 WHERE corpus = $1",
+        &[&corpus],
+    )
+    .await
+    .map(|_| ())
+}
+
 /// Creates, once per database and dimension count, the HNSW (cosine) index of `table`'s
 /// `embedding` column for vectors of `dims` dimensions (pgvector indexes a fixed dimension;
 /// the column has none, since the model is a setting). Cheap when it exists.

@@ -263,20 +263,22 @@ pub(crate) fn generated(corpus: &[Solution], n: usize) -> Vec<Solution> {
         .collect()
 }
 
-pub(crate) async fn run(config: Config, args: KbBenchArgs) -> anyhow::Result<()> {
-    let corpus_text = std::fs::read_to_string(&args.corpus)
-        .with_context(|| format!("cannot read {}", args.corpus.display()))?;
-    let corpus: ExportFile = serde_json::from_str(&corpus_text).with_context(|| {
-        format!(
-            "{} is not a knowledge-base export file",
-            args.corpus.display()
-        )
-    })?;
+/// The solutions of a knowledge-base export file the benchmarks are made of (not empty).
+pub(crate) fn read_corpus(path: &std::path::Path) -> anyhow::Result<ExportFile> {
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let corpus: ExportFile = serde_json::from_str(&text)
+        .with_context(|| format!("{} is not a knowledge-base export file", path.display()))?;
     anyhow::ensure!(
         !corpus.solutions.is_empty(),
         "{} has no solutions",
-        args.corpus.display()
+        path.display()
     );
+    Ok(corpus)
+}
+
+pub(crate) async fn run(config: Config, args: KbBenchArgs) -> anyhow::Result<()> {
+    let corpus = read_corpus(&args.corpus)?;
     let queries_text = std::fs::read_to_string(&args.queries)
         .with_context(|| format!("cannot read {}", args.queries.display()))?;
     let queries: Vec<String> = devlens_kb::eval::parse_golden(&queries_text)

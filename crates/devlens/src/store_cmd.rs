@@ -249,9 +249,15 @@ async fn run_both(config: &Config, args: ScaleArgs) -> anyhow::Result<()> {
         if let Some(url) = &url {
             child.env("DEVLENS_DATABASE_URL", url);
         }
-        child.stderr(std::process::Stdio::inherit());
+        // Its report on stdout; its progress and errors straight to ours (tokio's `output()`
+        // would capture stderr too, and a failure would say nothing).
+        child
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::inherit());
         let out = child
-            .output()
+            .spawn()
+            .context("cannot run the benchmark side")?
+            .wait_with_output()
             .await
             .context("cannot run the benchmark side")?;
         anyhow::ensure!(
@@ -476,8 +482,7 @@ async fn api_run(
 
     // Questions: operation summaries of specs spread over the set, two per spec (the first
     // reads the index from the store, the second finds it loaded).
-    let mut cold = Vec::new();
-    let mut warm = Vec::new();
+    let mut times = QueryTimes::default();
     let step = (built.len() / (args.queries / 2).max(1)).max(1);
     for file in built.iter().step_by(step).take(args.queries / 2) {
         let Ok(bytes) = std::fs::read(file) else {
@@ -510,16 +515,35 @@ async fn api_run(
             };
             let t = Instant::now();
             explorer.search(&selector, &request).await?;
-            if n == 0 {
-                cold.push(ms(t));
-            } else {
-                warm.push(ms(t));
-            }
+            times.record(n == 0, t);
         }
     }
-    figures.cold_query_ms = Some(p50_p95(cold));
-    figures.query_ms = p50_p95(warm);
+    times.report(&mut figures);
     Ok(figures)
+}
+
+/// Query times of a corpus: the first query of an index or version (read from the store)
+/// apart from the later ones (answered from memory).
+#[derive(Default)]
+struct QueryTimes {
+    cold: Vec<f64>,
+    warm: Vec<f64>,
+}
+
+impl QueryTimes {
+    fn record(&mut self, first: bool, started: Instant) {
+        let list = if first {
+            &mut self.cold
+        } else {
+            &mut self.warm
+        };
+        list.push(ms(started));
+    }
+
+    fn report(self, figures: &mut CorpusFigures) {
+        figures.cold_query_ms = Some(p50_p95(self.cold));
+        figures.query_ms = p50_p95(self.warm);
+    }
 }
 
 async fn docs_run(
@@ -568,8 +592,7 @@ async fn docs_run(
     figures.vectors = docs.list()?.libraries.iter().map(|l| l.snippets).sum();
 
     // Questions: section titles of each library, lower-cased.
-    let mut cold = Vec::new();
-    let mut warm = Vec::new();
+    let mut times = QueryTimes::default();
     let per_library = (queries / ids.len().max(1)).max(2);
     for id in &ids {
         let Some(version) = stores
@@ -610,15 +633,10 @@ async fn docs_run(
             let t = Instant::now();
             // A question with no answer is still a timed query.
             let _ = docs.query(&input).await;
-            if n == 0 {
-                cold.push(ms(t));
-            } else {
-                warm.push(ms(t));
-            }
+            times.record(n == 0, t);
         }
     }
-    figures.cold_query_ms = Some(p50_p95(cold));
-    figures.query_ms = p50_p95(warm);
+    times.report(&mut figures);
     Ok(figures)
 }
 
@@ -627,14 +645,7 @@ async fn kb_run(
     embedder: &Arc<dyn Embedder>,
     args: &ScaleArgs,
 ) -> anyhow::Result<CorpusFigures> {
-    let text = std::fs::read_to_string(&args.kb_corpus)
-        .with_context(|| format!("cannot read {}", args.kb_corpus.display()))?;
-    let corpus: ExportFile = serde_json::from_str(&text).with_context(|| {
-        format!(
-            "{} is not a knowledge-base export",
-            args.kb_corpus.display()
-        )
-    })?;
+    let corpus = crate::kb_bench::read_corpus(&args.kb_corpus)?;
     let solutions = crate::kb_bench::generated(&corpus.solutions, args.solutions);
     let kb = KnowledgeBase::with_store(
         Arc::clone(&stores.kb),

@@ -276,3 +276,21 @@ async fn a_server_whose_database_is_unreachable_says_so_at_start() {
     assert!(stderr.contains("Is PostgreSQL running"), "{stderr}");
     assert!(!stderr.contains("hunter2"), "{stderr}");
 }
+
+#[test]
+fn a_scale_run_with_a_bad_corpus_says_what_is_wrong() {
+    let dir = tempfile::tempdir().unwrap();
+    let corpus = dir.path().join("notes.txt");
+    std::fs::write(&corpus, "not an export").unwrap();
+    // The parent runs each side in a child: the child's error must reach the user.
+    let out = common::devlens(dir.path())
+        .args(["store", "bench", "--solutions", "10", "--kb-corpus"])
+        .arg(&corpus)
+        .assert()
+        .failure();
+    let stderr = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+    assert!(
+        stderr.contains("notes.txt is not a knowledge-base export file"),
+        "{stderr}"
+    );
+}

@@ -8,7 +8,7 @@
 
 use std::sync::Arc;
 
-use devlens_search::postgres::{Client, ServerDatabase, Vector, tokio_postgres};
+use devlens_search::postgres::{Client, ServerDatabase, Vector, bump_generation, tokio_postgres};
 
 use super::{
     DocsStore, LibraryInfo, LoadedVersion, NewVersion, StoredChunk, VersionStamp, fingerprint,
@@ -227,12 +227,7 @@ impl DocsStore for PostgresDocsStore {
                 .await
                 .map_err(pg)?;
             }
-            tx.execute(
-                "UPDATE devlens_generations SET value = value + 1 WHERE corpus = 'docs'",
-                &[],
-            )
-            .await
-            .map_err(pg)?;
+            bump_generation(&tx, "docs").await.map_err(pg)?;
             tx.commit().await.map_err(pg)?;
             Ok(generation)
         })
@@ -331,12 +326,7 @@ impl DocsStore for PostgresDocsStore {
                 }
             }
             .map_err(pg)?;
-            tx.execute(
-                "UPDATE devlens_generations SET value = value + 1 WHERE corpus = 'docs'",
-                &[],
-            )
-            .await
-            .map_err(pg)?;
+            bump_generation(&tx, "docs").await.map_err(pg)?;
             tx.commit().await.map_err(pg)?;
             Ok(removed > 0)
         })

@@ -10,7 +10,9 @@ use std::collections::HashSet;
 use std::ops::Range;
 use std::sync::{Arc, Mutex};
 
-use devlens_search::postgres::{Client, ServerDatabase, Transaction, Vector, tokio_postgres};
+use devlens_search::postgres::{
+    Client, ServerDatabase, Transaction, Vector, bump_generation, tokio_postgres,
+};
 
 use super::{
     ChunkVector, ChunkVectors, Counts, ImportCounts, LoadedVectors, NearChunk, SolutionStore,
@@ -128,12 +130,7 @@ impl PostgresStore {
             let mut client = self.client().await?;
             let tx = client.transaction().await.map_err(|e| self.pg(e))?;
             let out = work(&tx).await?;
-            tx.execute(
-                "UPDATE devlens_generations SET value = value + 1 WHERE corpus = 'kb'",
-                &[],
-            )
-            .await
-            .map_err(|e| self.pg(e))?;
+            bump_generation(&tx, "kb").await.map_err(|e| self.pg(e))?;
             tx.commit().await.map_err(|e| self.pg(e))?;
             Ok(out)
         })
