@@ -1,7 +1,7 @@
 // The API page: projects (add, remove, make active), each project's semantic index with its
 // state and a live re-index, and endpoint search whose hits open into their details.
 
-import { $, api, element, fillProjects, plural, say, streamEvents, table } from './common.js';
+import { $, api, element, newestOnly, plural, say, showProjectOptions, streamEvents, table } from './common.js';
 
 /** The badge of an index: its state in a word, and its class. */
 function badge(status) {
@@ -12,9 +12,9 @@ function badge(status) {
   return ['Indexed', 'badge badge-ok'];
 }
 
-async function refreshProjects() {
+const refreshProjects = newestOnly(() => api('/api/projects'), (listing) => {
   const holder = $('#project-table');
-  const { projects, active } = await api('/api/projects');
+  const { projects, active } = listing;
   holder.replaceChildren();
   if (!projects.length) {
     holder.append(element('p', 'No projects yet: add one below.', 'hint'));
@@ -46,9 +46,9 @@ async function refreshProjects() {
       ),
     );
   }
-  await fillProjects($('#search-project'));
-  await refreshIndexes(projects);
-}
+  showProjectOptions($('#search-project'), listing);
+  refreshIndexes(projects);
+});
 
 async function act(path, method) {
   say($('#projects-error'), '');
@@ -79,7 +79,7 @@ function describe(body, status) {
   if (status.modelMismatch) body.append(element('p', status.notice, 'warn'));
 }
 
-async function refreshIndexes(projects) {
+function refreshIndexes(projects) {
   const list = $('#index-list');
   list.replaceChildren();
   for (const p of projects) {

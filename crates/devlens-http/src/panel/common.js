@@ -86,7 +86,27 @@ export function say(node, message) {
 
 /** Fills a <select> with the projects, the active one selected. */
 export async function fillProjects(select) {
-  const { projects, active } = await api('/api/projects');
+  const listing = await api('/api/projects');
+  showProjectOptions(select, listing);
+  return listing;
+}
+
+/**
+ * A refresh that fetches, then draws. Refreshes overlap (the page's first one may still be waiting
+ * when an action starts another) and answers can arrive out of order: only the newest call draws,
+ * so an older listing never replaces a newer one.
+ */
+export function newestOnly(fetch, draw) {
+  let newest = 0;
+  return async () => {
+    const run = ++newest;
+    const answer = await fetch();
+    if (run === newest) draw(answer);
+  };
+}
+
+/** Fills a project `<select>` from a `/api/projects` answer already in hand. */
+export function showProjectOptions(select, { projects, active }) {
   select.replaceChildren();
   for (const p of projects) {
     const option = element('option', p.name);
@@ -96,7 +116,6 @@ export async function fillProjects(select) {
   }
   select.disabled = projects.length === 0;
   if (!projects.length) select.append(element('option', 'No projects yet'));
-  return { projects, active };
 }
 
 // ---- signing in, on a server that requires a token ----

@@ -2,7 +2,7 @@
 // removing one), adding docs from a folder or a URL with live progress, and asking a library a
 // question within a token budget to see the context an agent would get.
 
-import { $, api, element, plural, say, streamEvents, table } from './common.js';
+import { $, api, element, newestOnly, plural, say, streamEvents, table } from './common.js';
 
 // The same rule as the server's (devlens-docs `validate_id`), checked here so a typo is said
 // before anything is read.
@@ -27,9 +27,9 @@ function fieldError(input, node, message) {
 
 let libraries = [];
 
-async function refreshLibraries() {
+const refreshLibraries = newestOnly(() => api('/api/docs/libraries'), (answer) => {
   const holder = $('#library-table');
-  ({ libraries } = await api('/api/docs/libraries'));
+  ({ libraries } = answer);
   holder.replaceChildren();
   if (!libraries.length) {
     holder.append(element('p', 'No libraries yet: add docs below.', 'hint'));
@@ -55,7 +55,7 @@ async function refreshLibraries() {
     );
   }
   fillLibraryChoice();
-}
+});
 
 async function removeLibrary(library) {
   const versions = plural(library.versions.length, 'version');
