@@ -52,7 +52,7 @@ pub use cache::{CACHE_CAPACITY, CacheOutcome, CacheStats, redis_ca_file, redis_u
 pub use chunk::ChunkKind;
 pub use error::DocsError;
 pub use eval::{EvalReport, GoldenQuestion, parse_golden};
-pub use ingest::{DocsSource, IngestReport, IngestRequest, IngestStage, embedding_texts};
+pub use ingest::{DocsSource, EmbeddingPlan, IngestReport, IngestRequest, IngestStage};
 pub use query::{QueryDocsInput, QueryDocsOutput, QueryRequest};
 pub use resolve::{LibraryMatch, Resolved};
 pub use store::{DocsStore, LibraryInfo, PostgresDocsStore, SqliteDocsStore};

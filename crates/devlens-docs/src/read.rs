@@ -24,8 +24,8 @@ pub struct Pages {
     pub skipped: Vec<String>,
 }
 
-/// The documentation files under `root`, sorted (stable chunk order across runs); hidden folders
-/// and `node_modules` are not entered.
+/// The documentation files under `root`, sorted (stable chunk order across runs); hidden folders,
+/// `node_modules` and the `_sources/` copies of a Sphinx build are not entered.
 pub fn doc_files(root: &Path) -> Result<(Vec<PathBuf>, Vec<String>), DocsError> {
     let read_err = |path: &Path, e: std::io::Error| DocsError::Read {
         path: path.to_path_buf(),
@@ -47,7 +47,10 @@ pub fn doc_files(root: &Path) -> Result<(Vec<PathBuf>, Vec<String>), DocsError> 
                 continue;
             };
             if kind.is_dir() {
-                if !name.starts_with('.') && name != "node_modules" {
+                if !name.starts_with('.')
+                    && name != "node_modules"
+                    && !(name == "_sources" && is_sphinx_build(&dir))
+                {
                     stack.push(path);
                 }
             } else if Format::of_path(&path).is_some() {
@@ -60,6 +63,15 @@ pub fn doc_files(root: &Path) -> Result<(Vec<PathBuf>, Vec<String>), DocsError> 
     files.sort();
     skipped.sort();
     Ok((files, skipped))
+}
+
+/// Whether `dir` holds a Sphinx HTML build. Its `_sources/` folder repeats every page as reST
+/// (or text): read twice, each answer would have a twin that crowds out other sections, and
+/// ingesting would take twice as long.
+fn is_sphinx_build(dir: &Path) -> bool {
+    ["searchindex.js", "objects.inv"]
+        .iter()
+        .any(|marker| dir.join(marker).is_file())
 }
 
 /// `path` relative to `root`, with `/` separators.
@@ -197,6 +209,26 @@ pub fn format_of_response(url: &str, content_type: Option<&str>) -> Format {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_sources_copies_of_a_sphinx_build_are_not_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::create_dir_all(root.join("html/_sources/library")).unwrap();
+        std::fs::create_dir_all(root.join("notes/_sources")).unwrap();
+        std::fs::write(root.join("html/searchindex.js"), "Search.setIndex({})").unwrap();
+        std::fs::write(
+            root.join("html/os.html"),
+            "<h1>os</h1><p>Miscellaneous.</p>",
+        )
+        .unwrap();
+        std::fs::write(root.join("html/_sources/library/os.rst.txt"), "os\n==\n").unwrap();
+        // Not a Sphinx build: a folder of that name is read like any other.
+        std::fs::write(root.join("notes/_sources/a.md"), "# A").unwrap();
+        let (files, _) = doc_files(root).unwrap();
+        let names: Vec<String> = files.iter().map(|f| relative(root, f)).collect();
+        assert_eq!(names, vec!["html/os.html", "notes/_sources/a.md"]);
+    }
 
     #[test]
     fn folders_are_walked_in_order_and_duplicates_dropped() {

@@ -22,11 +22,18 @@ pub use tokio_postgres::{self, types::ToSql};
 
 /// The schema's migrations, in order: (version, description, SQL). The files stay usable with
 /// other tools (`psql -f`), and every devlens applies the ones it is missing on connect.
-const MIGRATIONS: &[(i64, &str, &str)] = &[(
-    1,
-    "server store",
-    include_str!("../migrations/0001_server_store.sql"),
-)];
+const MIGRATIONS: &[(i64, &str, &str)] = &[
+    (
+        1,
+        "server store",
+        include_str!("../migrations/0001_server_store.sql"),
+    ),
+    (
+        2,
+        "docs passage vectors",
+        include_str!("../migrations/0002_docs_passage_vectors.sql"),
+    ),
+];
 
 /// One key for every devlens: servers starting together migrate one after the other.
 const MIGRATION_LOCK: i64 = 0x0064_6576_6c65_6e73;

@@ -71,6 +71,24 @@ pub struct StoredChunk {
     pub hash: String,
 }
 
+#[cfg(test)]
+impl StoredChunk {
+    /// A chunk of `page.md` for unit tests.
+    pub(crate) fn of_page(section: &str, kind: ChunkKind, content: &str) -> Self {
+        Self {
+            section: section.into(),
+            anchor: String::new(),
+            kind,
+            language: None,
+            source: "page.md".into(),
+            url: String::new(),
+            content: content.into(),
+            tokens: 1,
+            hash: content.into(),
+        }
+    }
+}
+
 /// What to store for one version.
 #[derive(Debug)]
 pub struct NewVersion<'a> {
@@ -81,8 +99,20 @@ pub struct NewVersion<'a> {
     pub source: &'a str,
     pub pages: usize,
     pub chunks: &'a [StoredChunk],
-    /// One vector per chunk, and the model that made them; `None` when no model was available.
-    pub embeddings: Option<(&'a str, &'a [Vec<f32>])>,
+    /// The chunks' vectors; `None` when no model was available.
+    pub embeddings: Option<ChunkEmbeddings<'a>>,
+}
+
+/// The vectors of a version's chunks, as stored.
+#[derive(Debug, Clone, Copy)]
+pub struct ChunkEmbeddings<'a> {
+    /// The model that made them.
+    pub model: &'a str,
+    /// One per chunk: the vector of its section's text (heading path and first prose).
+    pub sections: &'a [Vec<f32>],
+    /// Per chunk, the vector of its own text where it has one (prose): an answer in a later
+    /// paragraph of a long section is found by it.
+    pub passages: &'a [Option<Vec<f32>>],
 }
 
 /// What identifies the stored state of a version.
@@ -108,7 +138,7 @@ pub fn fingerprint(new: &NewVersion<'_>) -> String {
     field(b"devlens-docs version fingerprint 1");
     field(new.library_id.as_bytes());
     field(new.version.as_bytes());
-    field(new.embeddings.map_or("", |(m, _)| m).as_bytes());
+    field(new.embeddings.map_or("", |e| e.model).as_bytes());
     for (i, c) in new.chunks.iter().enumerate() {
         for text in [
             &c.section,
@@ -122,9 +152,13 @@ pub fn fingerprint(new: &NewVersion<'_>) -> String {
             field(text.as_bytes());
         }
         field(&(c.tokens as u64).to_le_bytes());
-        if let Some(v) = new.embeddings.and_then(|(_, vs)| vs.get(i)) {
-            let bytes: Vec<u8> = v.iter().flat_map(|x| x.to_le_bytes()).collect();
-            field(&bytes);
+        if let Some(v) = new.embeddings.and_then(|e| e.sections.get(i)) {
+            field(&vector_bytes(v));
+        }
+        // Only where there is one: versions stored without passages keep their fingerprint.
+        if let Some(Some(v)) = new.embeddings.and_then(|e| e.passages.get(i)) {
+            field(b"passage");
+            field(&vector_bytes(v));
         }
     }
     hex::encode(h.finalize())
@@ -135,6 +169,103 @@ pub fn fingerprint(new: &NewVersion<'_>) -> String {
 pub struct LoadedVersion {
     pub generation: i64,
     pub chunks: Vec<StoredChunk>,
-    /// Row-major vectors (one per chunk) and their model, when the version has embeddings.
-    pub vectors: Option<(String, usize, Vec<f32>)>,
+    /// The chunks' vectors, when the version has embeddings.
+    pub vectors: Option<LoadedVectors>,
+}
+
+/// A version's vectors read back.
+#[derive(Debug)]
+pub struct LoadedVectors {
+    pub model: String,
+    pub dims: usize,
+    /// Row-major, one per chunk: its section's vector.
+    pub sections: Vec<f32>,
+    /// The chunks that have a vector of their own, in order, and those vectors (row-major).
+    pub passage_chunks: Vec<usize>,
+    pub passages: Vec<f32>,
+}
+
+impl LoadedVectors {
+    /// The section vector of chunk `i`.
+    pub fn section(&self, i: usize) -> Option<&[f32]> {
+        self.sections.get(i * self.dims..(i + 1) * self.dims)
+    }
+
+    /// Chunk `i`'s own vector, if it has one.
+    pub fn passage(&self, i: usize) -> Option<&[f32]> {
+        let row = self.passage_chunks.binary_search(&i).ok()?;
+        self.passages.get(row * self.dims..(row + 1) * self.dims)
+    }
+}
+
+/// Gathers a version's vectors while its chunks are read in order: every chunk must have its
+/// section vector (of the version's dimensions), or the version is searched by keywords alone.
+pub(crate) struct VectorsReader {
+    model: Option<String>,
+    dims: usize,
+    complete: bool,
+    chunks: usize,
+    sections: Vec<f32>,
+    passage_chunks: Vec<usize>,
+    passages: Vec<f32>,
+}
+
+impl VectorsReader {
+    pub(crate) fn new(model: Option<String>, dims: usize) -> Self {
+        Self {
+            complete: model.is_some() && dims > 0,
+            model,
+            dims,
+            chunks: 0,
+            sections: Vec::new(),
+            passage_chunks: Vec::new(),
+            passages: Vec::new(),
+        }
+    }
+
+    /// Whether the next chunk's vectors are still of use.
+    pub(crate) fn wanted(&self) -> bool {
+        self.complete
+    }
+
+    /// The next chunk's vectors.
+    pub(crate) fn push(&mut self, section: Option<&[f32]>, passage: Option<&[f32]>) {
+        match section.filter(|v| v.len() == self.dims) {
+            Some(v) if self.complete => self.sections.extend_from_slice(v),
+            _ => self.complete = false,
+        }
+        if let Some(v) = passage.filter(|v| v.len() == self.dims) {
+            self.passage_chunks.push(self.chunks);
+            self.passages.extend_from_slice(v);
+        }
+        self.chunks += 1;
+    }
+
+    pub(crate) fn finish(self) -> Option<LoadedVectors> {
+        match self.model {
+            Some(model) if self.complete => Some(LoadedVectors {
+                model,
+                dims: self.dims,
+                sections: self.sections,
+                passage_chunks: self.passage_chunks,
+                passages: self.passages,
+            }),
+            _ => None,
+        }
+    }
+}
+
+/// A vector as stored in a blob: little-endian f32s.
+pub(crate) fn vector_bytes(v: &[f32]) -> Vec<u8> {
+    v.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+/// A blob read back as a vector of `dims`; `None` when it has another length.
+pub(crate) fn vector_from_bytes(bytes: &[u8], dims: usize) -> Option<Vec<f32>> {
+    (bytes.len() == dims * 4).then(|| {
+        bytes
+            .chunks_exact(4)
+            .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+            .collect()
+    })
 }

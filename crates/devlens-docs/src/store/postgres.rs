@@ -11,7 +11,8 @@ use std::sync::Arc;
 use devlens_search::postgres::{Client, ServerDatabase, Vector, bump_generation, tokio_postgres};
 
 use super::{
-    DocsStore, LibraryInfo, LoadedVersion, NewVersion, StoredChunk, VersionStamp, fingerprint,
+    DocsStore, LibraryInfo, LoadedVersion, NewVersion, StoredChunk, VectorsReader, VersionStamp,
+    fingerprint,
 };
 use crate::DocsError;
 use crate::chunk::ChunkKind;
@@ -130,7 +131,7 @@ impl DocsStore for PostgresDocsStore {
         let now = devlens_core::clock::now_rfc3339();
         let fingerprint = fingerprint(new);
         let (model, dims) = match new.embeddings {
-            Some((model, vectors)) => (Some(model), vectors.first().map_or(0, Vec::len)),
+            Some(e) => (Some(e.model), e.sections.first().map_or(0, Vec::len)),
             None => (None, 0),
         };
         self.db.block_on(async {
@@ -180,10 +181,11 @@ impl DocsStore for PostgresDocsStore {
             let insert = tx
                 .prepare(
                     "INSERT INTO docs_chunks (library_id, version, position, section, anchor, \
-                     kind, language, source, url, content, tokens, hash, embedding) \
+                     kind, language, source, url, content, tokens, hash, embedding, \
+                     passage_embedding) \
                      SELECT $1, $2, * FROM UNNEST($3::int[], $4::text[], $5::text[], \
                      $6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::int[], \
-                     $12::text[], $13::vector[])",
+                     $12::text[], $13::vector[], $14::vector[])",
                 )
                 .await
                 .map_err(pg)?;
@@ -202,7 +204,15 @@ impl DocsStore for PostgresDocsStore {
                 let embeddings: Vec<Option<Vector>> = (first..first + chunks.len())
                     .map(|i| {
                         new.embeddings
-                            .and_then(|(_, vectors)| vectors.get(i))
+                            .and_then(|e| e.sections.get(i))
+                            .map(|v| Vector::from(v.clone()))
+                    })
+                    .collect();
+                let passages: Vec<Option<Vector>> = (first..first + chunks.len())
+                    .map(|i| {
+                        new.embeddings
+                            .and_then(|e| e.passages.get(i))
+                            .and_then(Option::as_ref)
                             .map(|v| Vector::from(v.clone()))
                     })
                     .collect();
@@ -222,6 +232,7 @@ impl DocsStore for PostgresDocsStore {
                         &tokens,
                         &column(|c| &c.hash),
                         &embeddings,
+                        &passages,
                     ],
                 )
                 .await
@@ -262,17 +273,15 @@ impl DocsStore for PostgresDocsStore {
             let rows = tx
                 .query(
                     "SELECT section, anchor, kind, language, source, url, content, tokens, hash, \
-                     embedding FROM docs_chunks WHERE library_id = $1 AND version = $2 \
-                     ORDER BY position",
+                     embedding, passage_embedding FROM docs_chunks \
+                     WHERE library_id = $1 AND version = $2 ORDER BY position",
                     &[&id, &version],
                 )
                 .await
                 .map_err(pg)?;
             tx.commit().await.map_err(pg)?;
             let mut chunks = Vec::with_capacity(rows.len());
-            let mut all_vectors = model.is_some() && dims > 0;
-            let mut flat: Vec<f32> =
-                Vec::with_capacity(if all_vectors { rows.len() * dims } else { 0 });
+            let mut vectors = VectorsReader::new(model, dims);
             for r in &rows {
                 let kind: &str = r.get(2);
                 chunks.push(StoredChunk {
@@ -286,23 +295,19 @@ impl DocsStore for PostgresDocsStore {
                     tokens: r.get::<_, i32>(7).max(0) as usize,
                     hash: r.get(8),
                 });
-                if all_vectors {
-                    match r.get::<_, Option<Vector>>(9) {
-                        Some(v) if v.as_slice().len() == dims => {
-                            flat.extend_from_slice(v.as_slice())
-                        }
-                        _ => all_vectors = false,
-                    }
+                if vectors.wanted() {
+                    let section = r.get::<_, Option<Vector>>(9);
+                    let passage = r.get::<_, Option<Vector>>(10);
+                    vectors.push(
+                        section.as_ref().map(Vector::as_slice),
+                        passage.as_ref().map(Vector::as_slice),
+                    );
                 }
             }
-            let vectors = match model {
-                Some(model) if all_vectors => Some((model, dims, flat)),
-                _ => None,
-            };
             Ok(Some(LoadedVersion {
                 generation,
                 chunks,
-                vectors,
+                vectors: vectors.finish(),
             }))
         })
     }

@@ -13,7 +13,8 @@ use std::sync::Mutex;
 use rusqlite::{Connection, OptionalExtension, params};
 
 use super::{
-    DocsStore, LibraryInfo, LoadedVersion, NewVersion, StoredChunk, VersionStamp, fingerprint,
+    DocsStore, LibraryInfo, LoadedVersion, NewVersion, StoredChunk, VectorsReader, VersionStamp,
+    fingerprint, vector_bytes, vector_from_bytes,
 };
 use crate::DocsError;
 use crate::chunk::ChunkKind;
@@ -54,6 +55,7 @@ CREATE TABLE IF NOT EXISTS chunks (
     tokens INTEGER NOT NULL,
     hash TEXT NOT NULL,
     embedding BLOB,
+    passage_embedding BLOB,
     PRIMARY KEY (library_id, version, position),
     FOREIGN KEY (library_id, version) REFERENCES versions(library_id, version) ON DELETE CASCADE
 );
@@ -80,6 +82,14 @@ impl SqliteDocsStore {
             .is_err()
         {
             conn.execute_batch("ALTER TABLE versions ADD COLUMN fingerprint TEXT")
+                .map_err(|e| err(&e))?;
+        }
+        // Nor have those written before chunks had vectors of their own.
+        if conn
+            .prepare("SELECT passage_embedding FROM chunks LIMIT 0")
+            .is_err()
+        {
+            conn.execute_batch("ALTER TABLE chunks ADD COLUMN passage_embedding BLOB")
                 .map_err(|e| err(&e))?;
         }
         Ok(Self {
@@ -208,7 +218,7 @@ impl DocsStore for SqliteDocsStore {
         )
         .map_err(|e| self.store_err(e))?;
         let (model, dims) = match new.embeddings {
-            Some((model, vectors)) => (Some(model), vectors.first().map_or(0, Vec::len)),
+            Some(e) => (Some(e.model), e.sections.first().map_or(0, Vec::len)),
             None => (None, 0),
         };
         tx.execute(
@@ -233,16 +243,21 @@ impl DocsStore for SqliteDocsStore {
             let mut insert = tx
                 .prepare(
                     "INSERT INTO chunks (library_id, version, position, section, anchor, kind,
-                        language, source, url, content, tokens, hash, embedding)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+                        language, source, url, content, tokens, hash, embedding,
+                        passage_embedding)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
                 )
                 .map_err(|e| self.store_err(e))?;
             for (position, chunk) in new.chunks.iter().enumerate() {
-                let blob: Option<Vec<u8>> = new.embeddings.and_then(|(_, vectors)| {
-                    vectors
-                        .get(position)
-                        .map(|v| v.iter().flat_map(|x| x.to_le_bytes()).collect())
-                });
+                let blob: Option<Vec<u8>> = new
+                    .embeddings
+                    .and_then(|e| e.sections.get(position))
+                    .map(|v| vector_bytes(v));
+                let passage: Option<Vec<u8>> = new
+                    .embeddings
+                    .and_then(|e| e.passages.get(position))
+                    .and_then(Option::as_ref)
+                    .map(|v| vector_bytes(v));
                 insert
                     .execute(params![
                         new.library_id,
@@ -257,7 +272,8 @@ impl DocsStore for SqliteDocsStore {
                         chunk.content,
                         chunk.tokens as i64,
                         chunk.hash,
-                        blob
+                        blob,
+                        passage
                     ])
                     .map_err(|e| self.store_err(e))?;
             }
@@ -293,12 +309,12 @@ impl DocsStore for SqliteDocsStore {
         let mut stmt = tx
             .prepare(
                 "SELECT section, anchor, kind, language, source, url, content, tokens, hash,
-                    embedding FROM chunks WHERE library_id = ?1 AND version = ?2 ORDER BY position",
+                    embedding, passage_embedding FROM chunks WHERE library_id = ?1 AND version = ?2
+                    ORDER BY position",
             )
             .map_err(|e| self.store_err(e))?;
         let mut chunks = Vec::new();
-        let mut flat: Vec<f32> = Vec::new();
-        let mut all_vectors = model.is_some() && dims > 0;
+        let mut vectors = VectorsReader::new(model, dims);
         let mut rows = stmt
             .query(params![id, version])
             .map_err(|e| self.store_err(e))?;
@@ -318,25 +334,18 @@ impl DocsStore for SqliteDocsStore {
                 tokens: r.get::<_, i64>(7).map_err(|e| self.store_err(e))? as usize,
                 hash: get(8)?,
             });
-            if all_vectors {
-                let blob: Option<Vec<u8>> = r.get(9).map_err(|e| self.store_err(e))?;
-                match blob.filter(|b| b.len() == dims * 4) {
-                    Some(b) => flat.extend(
-                        b.chunks_exact(4)
-                            .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])),
-                    ),
-                    None => all_vectors = false,
-                }
+            if vectors.wanted() {
+                let section: Option<Vec<u8>> = r.get(9).map_err(|e| self.store_err(e))?;
+                let passage: Option<Vec<u8>> = r.get(10).map_err(|e| self.store_err(e))?;
+                let section = section.and_then(|b| vector_from_bytes(&b, dims));
+                let passage = passage.and_then(|b| vector_from_bytes(&b, dims));
+                vectors.push(section.as_deref(), passage.as_deref());
             }
         }
-        let vectors = match model {
-            Some(model) if all_vectors => Some((model, dims, flat)),
-            _ => None,
-        };
         Ok(Some(LoadedVersion {
             generation,
             chunks,
-            vectors,
+            vectors: vectors.finish(),
         }))
     }
 
@@ -355,5 +364,72 @@ impl DocsStore for SqliteDocsStore {
         .map_err(|e| self.store_err(e))?;
         tx.commit().map_err(|e| self.store_err(e))?;
         Ok(n > 0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::ChunkEmbeddings;
+
+    #[test]
+    fn a_registry_from_before_chunk_vectors_opens_and_keeps_its_docs() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("docs.sqlite");
+        let chunks = vec![
+            StoredChunk::of_page("Guide", ChunkKind::Text, "First."),
+            StoredChunk::of_page("Guide", ChunkKind::Text, "Second."),
+        ];
+        let sections = vec![vec![1.0, 0.0], vec![1.0, 0.0]];
+        let new = NewVersion {
+            library_id: "lib",
+            name: "lib",
+            description: None,
+            version: "1",
+            source: "here",
+            pages: 1,
+            chunks: &chunks,
+            embeddings: Some(ChunkEmbeddings {
+                model: "m",
+                sections: &sections,
+                passages: &[None, None],
+            }),
+        };
+        SqliteDocsStore::open(&path)
+            .unwrap()
+            .replace_version(&new)
+            .unwrap();
+        // The registry as an older devlens left it: no column for a chunk's own vector.
+        Connection::open(&path)
+            .unwrap()
+            .execute_batch("ALTER TABLE chunks DROP COLUMN passage_embedding")
+            .unwrap();
+
+        let store = SqliteDocsStore::open(&path).unwrap();
+        let loaded = store.load_version("lib", "1").unwrap().unwrap();
+        assert_eq!(loaded.chunks, chunks);
+        let vectors = loaded.vectors.unwrap();
+        assert_eq!(vectors.section(1), Some(&[1.0, 0.0][..]));
+        assert_eq!(vectors.passage(1), None);
+
+        // And it stores chunk vectors from now on.
+        let passages = vec![None, Some(vec![0.0, 1.0])];
+        let again = NewVersion {
+            embeddings: Some(ChunkEmbeddings {
+                model: "m",
+                sections: &sections,
+                passages: &passages,
+            }),
+            ..new
+        };
+        store.replace_version(&again).unwrap();
+        let vectors = store
+            .load_version("lib", "1")
+            .unwrap()
+            .unwrap()
+            .vectors
+            .unwrap();
+        assert_eq!(vectors.passage(0), None);
+        assert_eq!(vectors.passage(1), Some(&[0.0, 1.0][..]));
     }
 }
