@@ -10,6 +10,9 @@
 //! - a batch without padding (a single query) skips the attention mask.
 //!
 //! Only what sentence-transformers' BERT models use: absolute positions, no pooler.
+//!
+//! The transformer layer is shared with MPNet (`mpnet.rs`): the same arithmetic under other
+//! weight names, plus the relative-position bias MPNet adds to every layer's attention scores.
 
 use candle_core::backend::BackendStorage;
 use candle_core::{CpuStorage, DType, InplaceOp1, Layout, Module, Tensor};
@@ -50,7 +53,7 @@ fn default_eps() -> f64 {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Act {
+pub(crate) enum Act {
     /// Exact, erf-based.
     Gelu,
     /// The tanh approximation (`gelu_new`, `gelu_pytorch_tanh`).
@@ -68,25 +71,55 @@ pub(crate) struct Bert {
     act: Act,
 }
 
-struct Layer {
-    /// `(3 * hidden, hidden)`: query (pre-scaled by `1/sqrt(head size)`), key, value.
-    qkv: Linear,
-    attn_out: Linear,
-    attn_norm: LayerNorm,
-    ff_in: Linear,
-    ff_out: Linear,
-    ff_norm: LayerNorm,
+impl Act {
+    /// From `config.json`'s `hidden_act`.
+    pub(crate) fn parse(name: &str) -> candle_core::Result<Self> {
+        Ok(match name {
+            "gelu" => Self::Gelu,
+            "gelu_new" | "gelu_pytorch_tanh" => Self::GeluTanh,
+            "relu" => Self::Relu,
+            other => candle_core::bail!("unsupported hidden_act {other:?}"),
+        })
+    }
 }
+
+/// The sizes a transformer layer is loaded with.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct LayerDims {
+    pub hidden: usize,
+    pub intermediate: usize,
+    pub heads: usize,
+    pub eps: f64,
+}
+
+/// Where a layer's weights sit under `encoder.layer.<i>`, per architecture.
+pub(crate) struct LayerNames {
+    pub query: &'static str,
+    pub key: &'static str,
+    pub value: &'static str,
+    pub attn_out: &'static str,
+    pub attn_norm: &'static str,
+    pub ff_in: &'static str,
+    pub ff_out: &'static str,
+    pub ff_norm: &'static str,
+}
+
+/// Hugging Face's `BertLayer`.
+const BERT_LAYER: LayerNames = LayerNames {
+    query: "attention.self.query",
+    key: "attention.self.key",
+    value: "attention.self.value",
+    attn_out: "attention.output.dense",
+    attn_norm: "attention.output.LayerNorm",
+    ff_in: "intermediate.dense",
+    ff_out: "output.dense",
+    ff_norm: "output.LayerNorm",
+};
 
 impl Bert {
     /// Loads the weights (named as Hugging Face's `BertModel`, with or without a `bert.` prefix).
     pub(crate) fn load(vb: VarBuilder<'_>, config: &Config) -> candle_core::Result<Self> {
-        let act = match config.hidden_act.as_str() {
-            "gelu" => Act::Gelu,
-            "gelu_new" | "gelu_pytorch_tanh" => Act::GeluTanh,
-            "relu" => Act::Relu,
-            other => candle_core::bail!("unsupported hidden_act {other:?}"),
-        };
+        let act = Act::parse(&config.hidden_act)?;
         if let Some(kind) = config
             .position_embedding_type
             .as_deref()
@@ -105,8 +138,14 @@ impl Bert {
         };
         let eps = config.layer_norm_eps;
         let emb = vb.pp("embeddings");
+        let dims = LayerDims {
+            hidden: h,
+            intermediate: config.intermediate_size,
+            heads,
+            eps,
+        };
         let layers = (0..config.num_hidden_layers)
-            .map(|i| Layer::load(vb.pp(format!("encoder.layer.{i}")), config))
+            .map(|i| Layer::load(vb.pp(format!("encoder.layer.{i}")), dims, &BERT_LAYER))
             .collect::<candle_core::Result<Vec<_>>>()?;
         Ok(Self {
             word: candle_nn::embedding(config.vocab_size, h, emb.pp("word_embeddings"))?,
@@ -144,55 +183,77 @@ impl Bert {
             .add(&self.token_type.forward(type_ids)?)?
             .broadcast_add(&self.position.forward(&positions)?)?;
         let mut x = self.embed_norm.forward(&x)?;
-        // BERT's extended mask: 0 where attended, the lowest float where padded, `(n, 1, 1, len)`.
-        let bias = match mask {
-            Some(mask) => {
-                let mask = mask.to_dtype(DType::F32)?.unsqueeze(1)?.unsqueeze(1)?;
-                Some(((1.0 - mask)? * f32::MIN as f64)?)
-            }
-            None => None,
-        };
+        let bias = mask.map(mask_bias).transpose()?;
         for layer in &self.layers {
-            x = layer.forward(&x, bias.as_ref(), self.heads, self.act)?;
+            x = layer.forward(&x, None, bias.as_ref(), self.heads, self.act)?;
         }
         Ok(x)
     }
 }
 
+/// The extended attention mask of Hugging Face's encoders, from `mask` (`(n, len)`, 1 for tokens,
+/// 0 for padding): 0 where attended, the lowest float where padded, `(n, 1, 1, len)`.
+pub(crate) fn mask_bias(mask: &Tensor) -> candle_core::Result<Tensor> {
+    let mask = mask.to_dtype(DType::F32)?.unsqueeze(1)?.unsqueeze(1)?;
+    (1.0 - mask)? * f32::MIN as f64
+}
+
+/// One transformer layer: self-attention, then the feed-forward block, each with a residual
+/// connection and a post-LayerNorm.
+pub(crate) struct Layer {
+    /// `(3 * hidden, hidden)`: query (pre-scaled by `1/sqrt(head size)`), key, value.
+    qkv: Linear,
+    attn_out: Linear,
+    attn_norm: LayerNorm,
+    ff_in: Linear,
+    ff_out: Linear,
+    ff_norm: LayerNorm,
+}
+
 impl Layer {
-    fn load(vb: VarBuilder<'_>, config: &Config) -> candle_core::Result<Self> {
-        let (h, inter, eps) = (
-            config.hidden_size,
-            config.intermediate_size,
-            config.layer_norm_eps,
-        );
-        let attn = vb.pp("attention.self");
-        let scale = 1.0 / ((h / config.num_attention_heads) as f64).sqrt();
+    pub(crate) fn load(
+        vb: VarBuilder<'_>,
+        dims: LayerDims,
+        names: &LayerNames,
+    ) -> candle_core::Result<Self> {
+        let LayerDims {
+            hidden: h,
+            intermediate: inter,
+            heads,
+            eps,
+        } = dims;
+        // The scale folded into the query is applied before any position bias is added, as in
+        // both models' reference code.
+        let scale = 1.0 / ((h / heads) as f64).sqrt();
         let part = |name: &str, factor: f64| -> candle_core::Result<(Tensor, Tensor)> {
-            let w = attn.get((h, h), &format!("{name}.weight"))?;
-            let b = attn.get(h, &format!("{name}.bias"))?;
+            let w = vb.get((h, h), &format!("{name}.weight"))?;
+            let b = vb.get(h, &format!("{name}.bias"))?;
             Ok(((w * factor)?, (b * factor)?))
         };
-        let (qw, qb) = part("query", scale)?;
-        let (kw, kb) = part("key", 1.0)?;
-        let (vw, vbias) = part("value", 1.0)?;
+        let (qw, qb) = part(names.query, scale)?;
+        let (kw, kb) = part(names.key, 1.0)?;
+        let (vw, vbias) = part(names.value, 1.0)?;
         let qkv = Linear::new(
             Tensor::cat(&[&qw, &kw, &vw], 0)?,
             Some(Tensor::cat(&[&qb, &kb, &vbias], 0)?),
         );
         Ok(Self {
             qkv,
-            attn_out: candle_nn::linear(h, h, vb.pp("attention.output.dense"))?,
-            attn_norm: candle_nn::layer_norm(h, eps, vb.pp("attention.output.LayerNorm"))?,
-            ff_in: candle_nn::linear(h, inter, vb.pp("intermediate.dense"))?,
-            ff_out: candle_nn::linear(inter, h, vb.pp("output.dense"))?,
-            ff_norm: candle_nn::layer_norm(h, eps, vb.pp("output.LayerNorm"))?,
+            attn_out: candle_nn::linear(h, h, vb.pp(names.attn_out))?,
+            attn_norm: candle_nn::layer_norm(h, eps, vb.pp(names.attn_norm))?,
+            ff_in: candle_nn::linear(h, inter, vb.pp(names.ff_in))?,
+            ff_out: candle_nn::linear(inter, h, vb.pp(names.ff_out))?,
+            ff_norm: candle_nn::layer_norm(h, eps, vb.pp(names.ff_norm))?,
         })
     }
 
-    fn forward(
+    /// `position_bias` (`(1, heads, len, len)`: MPNet's relative positions) and `mask_bias`
+    /// (`(n, 1, 1, len)`, see [`mask_bias`]) are added to the scaled attention scores, in that
+    /// order, as Hugging Face does.
+    pub(crate) fn forward(
         &self,
         x: &Tensor,
+        position_bias: Option<&Tensor>,
         mask_bias: Option<&Tensor>,
         heads: usize,
         act: Act,
@@ -208,6 +269,9 @@ impl Layer {
         };
         let (q, k, v) = (split(0)?, split(1)?, split(2)?);
         let mut scores = q.matmul(&k.t()?)?; // (n, heads, len, len), already scaled
+        if let Some(bias) = position_bias {
+            scores = scores.broadcast_add(bias)?;
+        }
         if let Some(bias) = mask_bias {
             scores = scores.broadcast_add(bias)?;
         }

@@ -2,7 +2,8 @@
 //!
 //! - [`LocalBert`] (the default) runs all-MiniLM-L6-v2 on the CPU with candle from a Hugging Face
 //!   model folder, so search works offline with no API key. Its output matches
-//!   sentence-transformers: mean pooling over the attention mask, then L2 normalisation.
+//!   sentence-transformers: mean pooling over the attention mask, then L2 normalisation. An
+//!   MPNet folder (all-mpnet-base-v2, `scripts/fetch-mpnet`) runs too, on candle.
 //! - [`OpenAi`], [`Gemini`] and [`Ollama`] call the providers' HTTP APIs in micro-batches with
 //!   exponential backoff and jitter on 429/5xx, honouring `Retry-After`.
 //!
@@ -33,10 +34,12 @@ use std::pin::Pin;
 
 mod bert;
 mod cache;
+mod encoder;
 mod error;
 mod gemini;
 mod lazy;
 mod local;
+mod mpnet;
 mod ollama;
 mod onnx;
 mod openai;
@@ -50,7 +53,8 @@ pub use gemini::{DEFAULT_GEMINI_BASE_URL, DEFAULT_GEMINI_MODEL, Gemini, GeminiCo
 pub use lazy::{LazyEmbedder, LoadFailure};
 pub use local::{
     DEFAULT_LOCAL_MODEL, EngineChoice, EngineOptions, LocalBert, install_from_folder,
-    install_local_model, install_local_model_from, resolve_model_dir, resolve_model_dir_with_env,
+    install_local_model, install_local_model_from, local_model_name_for, resolve_model_dir,
+    resolve_model_dir_with_env,
 };
 pub use ollama::{DEFAULT_OLLAMA_HOST, DEFAULT_OLLAMA_MODEL, Ollama, OllamaConfig};
 pub use onnx::ONNX_MODEL_FILES;

@@ -5,7 +5,7 @@ use serde::Serialize;
 use devlens_core::Config;
 use devlens_embed::{
     DEFAULT_LOCAL_MODEL, Embedder, EngineOptions, LocalBert, install_from_folder,
-    install_local_model, resolve_model_dir,
+    install_local_model, local_model_name_for, resolve_model_dir,
 };
 
 use crate::cli::ModelCommand;
@@ -45,13 +45,14 @@ impl ModelReport {
 /// Loads the model from `dir` with the engine the settings pick, to prove it works, and reports
 /// it.
 fn check(dir: &std::path::Path, config: &Config) -> ModelReport {
+    let name = local_model_name_for(&config.file.embedding, dir);
     let loaded = EngineOptions::resolve(&config.file.embedding, &config.data_dir, &|name| {
         std::env::var(name).ok()
     })
-    .and_then(|engine| LocalBert::load_with(dir, DEFAULT_LOCAL_MODEL, 1, &engine));
+    .and_then(|engine| LocalBert::load_with(dir, &name, 1, &engine));
     match loaded {
         Ok(model) => ModelReport {
-            model: DEFAULT_LOCAL_MODEL.to_string(),
+            model: name,
             data_dir: config.data_dir.root().display().to_string(),
             installed: true,
             dir: Some(dir.display().to_string()),
@@ -60,7 +61,7 @@ fn check(dir: &std::path::Path, config: &Config) -> ModelReport {
             error: None,
         },
         Err(e) => ModelReport {
-            model: DEFAULT_LOCAL_MODEL.to_string(),
+            model: name,
             data_dir: config.data_dir.root().display().to_string(),
             installed: false,
             dir: Some(dir.display().to_string()),

@@ -8,7 +8,7 @@ use candle_core::{DType, Device, IndexOp, Tensor};
 use devlens_core::{DataDir, EmbeddingSettings};
 use tokenizers::{Encoding, Tokenizer};
 
-use crate::bert::Bert;
+use crate::encoder::{Encoder, ModelConfig};
 use crate::onnx::{Inputs, Lane, OnnxEngine, find_onnx_model};
 use crate::{EmbedError, l2_normalize};
 
@@ -43,7 +43,7 @@ pub(super) type BatchResult = (usize, Result<Vec<Vec<f32>>, EmbedError>);
 /// What computes the token vectors.
 pub(super) enum Engine {
     /// Pure Rust, always available.
-    Candle(Bert),
+    Candle(Encoder),
     /// ONNX Runtime, loaded at run time (`onnx.rs`).
     Onnx(OnnxEngine),
 }
@@ -140,13 +140,30 @@ impl Engine {
 }
 
 /// The ONNX Runtime engine when `options` ask for it and it loads; `None` means candle. With
-/// `auto`, whatever is missing is logged and candle is used; with `onnx` it is the error.
+/// `auto`, whatever is missing is logged and candle is used; with `onnx` it is the error. Only
+/// BERT models run on ONNX Runtime: others (MPNet) run on candle under `auto`.
 pub(super) fn open_onnx(
     dir: &Path,
+    config: &ModelConfig,
     workers: usize,
     options: &EngineOptions,
 ) -> Result<Option<OnnxEngine>, String> {
     if options.choice == EngineChoice::Candle {
+        return Ok(None);
+    }
+    if !config.runs_on_onnx() {
+        let kind = config.model_type();
+        if options.choice == EngineChoice::Onnx {
+            return Err(format!(
+                "the ONNX Runtime engine runs BERT models only, and config.json says model_type \
+                 `{kind}`: set `[embedding] local_engine = \"candle\"` (or `auto`, or \
+                 DEVLENS_LOCAL_ENGINE=candle)"
+            ));
+        }
+        tracing::debug!(
+            model_type = kind,
+            "ONNX Runtime runs BERT models only; the candle engine runs"
+        );
         return Ok(None);
     }
     let opened = crate::onnx::load_runtime(options.onnxruntime.as_deref()).and_then(|_| {
@@ -177,8 +194,8 @@ impl Runner {
         lane: Lane,
     ) -> Result<Vec<Vec<f32>>, EmbedError> {
         match &self.engine {
-            Engine::Candle(bert) => self
-                .forward_candle(bert, batch)
+            Engine::Candle(encoder) => self
+                .forward_candle(encoder, batch)
                 .map_err(|e| EmbedError::Inference(format!("forward pass: {e}"))),
             Engine::Onnx(onnx) => self
                 .forward_onnx(onnx, batch, lane)
@@ -314,7 +331,7 @@ impl Runner {
 
     pub(super) fn forward_candle(
         &self,
-        bert: &Bert,
+        encoder: &Encoder,
         batch: &[Encoding],
     ) -> candle_core::Result<Vec<Vec<f32>>> {
         let (n, len, ids, type_ids, mask) = self.padded::<u32>(batch);
@@ -323,7 +340,7 @@ impl Runner {
         let mask = Tensor::from_vec(mask, (n, len), &self.device)?;
         // Without padding (a single text, or texts of one length) the mask changes nothing.
         let padded = batch.iter().any(|enc| enc.len() < len);
-        let hidden = bert.forward(&ids, &type_ids, padded.then_some(&mask))?; // (n, len, dims)
+        let hidden = encoder.forward(&ids, &type_ids, padded.then_some(&mask))?; // (n, len, dims)
         let pooled = match self.pooling {
             Pooling::Mean => {
                 let mask = mask.to_dtype(DType::F32)?.unsqueeze(2)?; // (n, len, 1)
@@ -336,5 +353,42 @@ impl Runner {
         let mut rows = pooled.to_vec2::<f32>()?;
         rows.iter_mut().for_each(|v| l2_normalize(v));
         Ok(rows)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn mpnet() -> ModelConfig {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("config.json");
+        std::fs::write(
+            &path,
+            r#"{"model_type": "mpnet", "vocab_size": 10, "hidden_size": 8,
+                "num_hidden_layers": 1, "num_attention_heads": 2, "intermediate_size": 16,
+                "max_position_embeddings": 514}"#,
+        )
+        .unwrap();
+        ModelConfig::read(&path).unwrap()
+    }
+
+    #[test]
+    fn an_mpnet_model_runs_on_candle_under_auto_and_is_refused_by_onnx() {
+        let dir = tempfile::tempdir().unwrap();
+        let auto = EngineOptions::default();
+        assert!(matches!(
+            open_onnx(dir.path(), &mpnet(), 1, &auto),
+            Ok(None)
+        ));
+        let onnx = EngineOptions {
+            choice: EngineChoice::Onnx,
+            ..EngineOptions::default()
+        };
+        let err = open_onnx(dir.path(), &mpnet(), 1, &onnx)
+            .err()
+            .unwrap_or_default();
+        assert!(err.contains("BERT models only"), "{err}");
+        assert!(err.contains("model_type `mpnet`"), "{err}");
     }
 }

@@ -1,7 +1,9 @@
 //! The local embedder: a sentence-transformers BERT model (all-MiniLM-L6-v2 by default) run on
 //! the CPU from a Hugging Face model folder — no network at run time — on one of two engines:
 //! ONNX Runtime (`onnx.rs`, loaded at run time, an ONNX export in `<model dir>/onnx/`) when it is
-//! there and `[embedding] local_engine` allows, else candle (pure Rust, always there).
+//! there and `[embedding] local_engine` allows, else candle (pure Rust, always there). An MPNet
+//! folder (`model_type: "mpnet"` in config.json, e.g. all-mpnet-base-v2: 768 dims, about 4x
+//! the cost) runs on candle only (`encoder.rs`).
 //!
 //! Output matches sentence-transformers: tokenise with the model's `tokenizer.json`, truncate to
 //! the model's `max_seq_length` (256 for all-MiniLM-L6-v2 — its `tokenizer.json` says 128 and
@@ -35,12 +37,11 @@ use candle_core::{DType, Device};
 use candle_nn::VarBuilder;
 use tokenizers::{Encoding, Tokenizer, TruncationParams};
 
-use crate::bert::Bert;
-use crate::bert::Config as BertConfig;
+use crate::encoder::{Encoder, ModelConfig};
 use crate::onnx::Lane;
 use crate::{BoxFuture, EmbedError, Embedder, Progress, Provider};
 use engine::{Engine, Runner, one_thread_pool, open_onnx};
-use model_dir::{local_model_name, max_seq_len, missing_files, read_json, read_pooling};
+use model_dir::{local_model_name, max_seq_len, missing_files, read_pooling};
 
 pub use engine::{EngineChoice, EngineOptions};
 pub use install::{install_from_folder, install_local_model, install_local_model_from};
@@ -99,7 +100,12 @@ impl LocalBert {
             None => DEFAULT_LOCAL_BATCH,
         };
         let engine = EngineOptions::resolve(settings, data_dir, env)?;
-        Self::load_with(&dir, &local_model_name(settings), batch_size, &engine)
+        Self::load_with(
+            &dir,
+            &local_model_name_for(settings, &dir),
+            batch_size,
+            &engine,
+        )
     }
 
     /// Loads `config.json`, `tokenizer.json` and `model.safetensors` from `dir`. `name` is what
@@ -129,8 +135,8 @@ impl LocalBert {
             return Err(load_err(format!("missing {}", missing.join(", "))));
         }
 
-        let config: BertConfig = read_json(&dir.join("config.json")).map_err(load_err)?;
-        let max_len = max_seq_len(dir, config.max_position_embeddings).map_err(load_err)?;
+        let config = ModelConfig::read(&dir.join("config.json")).map_err(load_err)?;
+        let max_len = max_seq_len(dir, config.max_tokens()).map_err(load_err)?;
         let pooling = read_pooling(dir).map_err(load_err)?;
 
         let mut tokenizer = Tokenizer::from_file(dir.join("tokenizer.json"))
@@ -145,25 +151,26 @@ impl LocalBert {
             .get_padding()
             .map(|p| p.pad_id)
             .or_else(|| tokenizer.token_to_id("[PAD]"))
-            .unwrap_or(config.pad_token_id as u32);
+            .unwrap_or(config.pad_token_id() as u32);
         // Padding is done per batch (to the longest text in it), not to tokenizer.json's fixed 128.
         tokenizer.with_padding(None);
 
         let device = Device::Cpu;
         // candle's own choice (physical cores, or RAYON_NUM_THREADS).
         let workers = candle_core::utils::get_num_threads().max(1);
-        let engine = match open_onnx(dir, workers, options) {
+        let engine = match open_onnx(dir, &config, workers, options) {
             Ok(Some(onnx)) => Engine::Onnx(onnx),
             Ok(None) => {
                 // A plain read rather than mmap: candle's mmap loader is `unsafe` (forbidden
-                // here), and reading 90 MB takes well under the one-second load budget.
+                // here), and reading 90 MB takes well under the one-second load budget (MPNet's
+                // 438 MB take longer).
                 let tensors =
                     candle_core::safetensors::load(dir.join("model.safetensors"), &device)
                         .map_err(|e| load_err(format!("model.safetensors: {e}")))?;
                 let vb = VarBuilder::from_tensors(tensors, DType::F32, &device);
-                let bert = Bert::load(vb, &config)
+                let encoder = Encoder::load(vb, &config)
                     .map_err(|e| load_err(format!("weights do not match config.json: {e}")))?;
-                Engine::Candle(bert)
+                Engine::Candle(encoder)
             }
             Err(message) => return Err(load_err(message)),
         };
@@ -177,7 +184,8 @@ impl LocalBert {
             model = name,
             engine = %engine.describe(),
             dir = %dir.display(),
-            dims = config.hidden_size,
+            model_type = config.model_type(),
+            dims = config.hidden_size(),
             max_tokens = max_len,
             elapsed_ms = started.elapsed().as_millis() as u64,
             "loaded local embedding model"
@@ -189,7 +197,7 @@ impl LocalBert {
                 device,
                 pooling,
                 max_len,
-                dims: config.hidden_size,
+                dims: config.hidden_size(),
                 pad_id,
                 bulk,
                 query,
@@ -350,4 +358,60 @@ pub(super) async fn blocking<T: Send + 'static>(
     tokio::task::spawn_blocking(work)
         .await
         .map_err(|e| EmbedError::Inference(format!("embedding task failed: {e}")))?
+}
+
+/// The name the local model in `dir` goes by: `[embedding] model`; without it the default's,
+/// unless the folder holds another kind of model (an MPNet from `scripts/fetch-mpnet`), which is
+/// named after its folder — vectors, caches and indexes are kept apart by model name.
+pub fn local_model_name_for(settings: &EmbeddingSettings, dir: &Path) -> String {
+    if let Some(name) = local_model_name(settings) {
+        return name;
+    }
+    match ModelConfig::read(&dir.join("config.json")) {
+        Ok(config) if config.model_type() != "bert" => {
+            let folder = dir
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_else(|| config.model_type().to_string());
+            format!("sentence-transformers/{folder}")
+        }
+        _ => DEFAULT_LOCAL_MODEL.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_folder_of_another_kind_of_model_is_named_after_itself() {
+        let root = tempfile::tempdir().unwrap();
+        let folder = |name: &str, model_type: &str| {
+            let dir = root.path().join(name);
+            std::fs::create_dir(&dir).unwrap();
+            std::fs::write(
+                dir.join("config.json"),
+                format!(
+                    r#"{{"model_type": "{model_type}", "vocab_size": 10, "hidden_size": 8,
+                        "num_hidden_layers": 1, "num_attention_heads": 2,
+                        "intermediate_size": 16, "max_position_embeddings": 514}}"#
+                ),
+            )
+            .unwrap();
+            dir
+        };
+        let unnamed = EmbeddingSettings::default();
+        let mpnet = folder("all-mpnet-base-v2", "mpnet");
+        let bert = folder("minilm", "bert");
+        assert_eq!(
+            local_model_name_for(&unnamed, &mpnet),
+            "sentence-transformers/all-mpnet-base-v2"
+        );
+        assert_eq!(local_model_name_for(&unnamed, &bert), DEFAULT_LOCAL_MODEL);
+        let named = EmbeddingSettings {
+            model: Some("team/mpnet".into()),
+            ..Default::default()
+        };
+        assert_eq!(local_model_name_for(&named, &mpnet), "team/mpnet");
+    }
 }

@@ -79,15 +79,14 @@ pub(super) fn missing_files(dir: &Path) -> Vec<&'static str> {
         .collect()
 }
 
-/// The model name the local embedder reports: `[embedding] model` or all-MiniLM-L6-v2.
-pub(super) fn local_model_name(settings: &EmbeddingSettings) -> String {
+/// The model name `[embedding] model` gives, if any.
+pub(super) fn local_model_name(settings: &EmbeddingSettings) -> Option<String> {
     settings
         .model
         .as_deref()
         .map(str::trim)
         .filter(|m| !m.is_empty())
-        .unwrap_or(DEFAULT_LOCAL_MODEL)
-        .to_owned()
+        .map(str::to_owned)
 }
 
 /// The folder name under `<data dir>/models/`: the model's last path segment.
@@ -115,7 +114,7 @@ pub fn resolve_model_dir_with_env(
     env: &dyn Fn(&str) -> Option<String>,
 ) -> Result<PathBuf, EmbedError> {
     let env = |name: &str| env(name).filter(|v| !v.trim().is_empty());
-    let model = local_model_name(settings);
+    let model = local_model_name(settings).unwrap_or_else(|| DEFAULT_LOCAL_MODEL.to_owned());
     let mut candidates: Vec<PathBuf> = Vec::new();
     candidates.extend(env("DEVLENS_MODEL_DIR").map(PathBuf::from));
     candidates.extend(settings.model_dir.clone());
