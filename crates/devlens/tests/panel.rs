@@ -148,6 +148,8 @@ async fn the_api_page_adds_indexes_and_searches() {
     spec["paths"]["/pets"]["post"]["summary"] = json!("Add a pet to the store");
     std::fs::write(&spec_file, serde_json::to_vec_pretty(&spec).unwrap()).unwrap();
     step("navigate", json!({"url": format!("{base}/")})).await;
+    // The page lists its projects after it loads, as a person sees it: wait for the badge.
+    step("wait_for", json!({"text": "Stale"})).await;
     step(
         "click_element",
         json!({"element": "details[data-project=pets] summary"}),
