@@ -390,9 +390,15 @@ impl Connection {
         let active = self.registry().active.clone();
         if let Some(id) = active
             && let Some(tab) = self.tab_handle(&id)
-            && !tab.inner.state.closed.load(Ordering::SeqCst)
         {
-            return Ok(tab);
+            if !tab.inner.state.closed.load(Ordering::SeqCst) {
+                return Ok(tab);
+            }
+            // Closed behind devlens' back, and its target-destroyed event came first: say so,
+            // as a call that reached the closed tab does, rather than act on another tab
+            // unasked. The sync makes another tab active for the calls after this one.
+            self.sync_tabs().await?;
+            return Err(tab.gone());
         }
         self.sync_tabs().await?;
         let active = self.registry().active.clone();
