@@ -227,7 +227,9 @@ async fn the_browser_page_shows_the_agents_browser_live_and_the_status_page_the_
     step("navigate", json!({"url": format!("{base}/status")})).await;
     step(
         "wait_for",
-        json!({"text": "The model loads", "timeoutMs": 30000}),
+        // Not just "The model loads": the page's "Reading the status (the model loads if it has
+        // not yet)…" matches that too, before the status is there.
+        json!({"text": "The model loads: semantic search is on.", "timeoutMs": 30000}),
     )
     .await;
     let facts = step(
