@@ -93,6 +93,9 @@ impl App {
         if let Some(dir) = config.file.embedding.model_dir.take() {
             config.file.embedding.model_dir = Some(config.base_dir().join(dir));
         }
+        if let Some(dir) = config.file.embedding.reranker_dir.take() {
+            config.file.embedding.reranker_dir = Some(config.base_dir().join(dir));
+        }
         let embedder = Arc::new(LazyEmbedder::new(
             config.file.embedding.clone(),
             config.data_dir.clone(),

@@ -67,6 +67,13 @@ pub struct EmbeddingSettings {
     /// The ONNX file to run: a path, or a file name in `<model dir>/onnx/` [default: the first of
     /// model_qint8.onnx, model_qint8_avx512_vnni.onnx, model_qint8_avx512.onnx, model.onnx].
     pub onnx_model: Option<String>,
+    /// Folder of a cross-encoder (BERT for sequence classification, e.g.
+    /// cross-encoder/ms-marco-MiniLM-L-6-v2) that reranks the best API search candidates by
+    /// reading the question and each endpoint together; env `DEVLENS_RERANKER_DIR`. Unset: no
+    /// reranking.
+    pub reranker_dir: Option<PathBuf>,
+    /// How many of the best candidates the reranker reads [default: 20].
+    pub rerank_candidates: Option<usize>,
 }
 
 /// `[docs]`: library docs.

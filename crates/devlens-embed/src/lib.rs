@@ -44,6 +44,7 @@ mod ollama;
 mod onnx;
 mod openai;
 mod remote;
+mod rerank;
 mod resolve;
 mod retry;
 
@@ -60,6 +61,7 @@ pub use ollama::{DEFAULT_OLLAMA_HOST, DEFAULT_OLLAMA_MODEL, Ollama, OllamaConfig
 pub use onnx::ONNX_MODEL_FILES;
 pub use openai::{DEFAULT_OPENAI_BASE_URL, DEFAULT_OPENAI_MODEL, OpenAi, OpenAiConfig};
 pub use remote::{ApiKey, RemoteOptions};
+pub use rerank::{CrossEncoder, LazyReranker, Reranker};
 pub use resolve::{embedder_from_settings, embedder_from_settings_with_env, resolve_provider};
 pub use retry::{RetryPolicy, is_retryable_status, parse_retry_after};
 

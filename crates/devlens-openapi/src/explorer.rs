@@ -9,7 +9,9 @@ use std::time::Instant;
 use serde::Serialize;
 
 use devlens_core::{Classify, Config, CoreError, ErrorKind, ProjectRegistry};
-use devlens_embed::{EmbedError, Embedder, LazyEmbedder, LoadFailure, Progress};
+use devlens_embed::{
+    EmbedError, Embedder, LazyEmbedder, LazyReranker, LoadFailure, Progress, Reranker,
+};
 use devlens_search::{Retrieval, StoreError};
 
 use crate::{
@@ -17,9 +19,12 @@ use crate::{
     TagSummary,
     eval::{EvalReport, GoldenQuestion},
     search::{
-        DEFAULT_MODE, OperationIndex, SearchMode, SearchRequest, SearchResponse, SemanticQuery,
+        DEFAULT_MODE, DEFAULT_RERANK_CANDIDATES, MAX_RERANK_CANDIDATES, OperationIndex, SearchMode,
+        SearchRequest, SearchResponse, SemanticQuery, rerank_hits,
     },
-    semantic::{FileIndexStore, SemanticIndex, SemanticIndexStore, index_name, query_text},
+    semantic::{
+        FileIndexStore, SemanticIndex, SemanticIndexStore, endpoint_text, index_name, query_text,
+    },
 };
 
 /// How many per-spec search indexes stay in memory.
@@ -292,6 +297,8 @@ pub struct ApiExplorer {
     /// The embedder, loaded on first use (a failed load is tried again after a while: the user
     /// may have installed the model meanwhile); a host may share it with its other corpora.
     embedder: Arc<LazyEmbedder>,
+    /// The second stage, when `[embedding] reranker_dir` names a cross-encoder.
+    reranker: Arc<LazyReranker>,
     building: Mutex<HashSet<String>>,
 }
 
@@ -304,6 +311,7 @@ impl ApiExplorer {
             config.file.embedding.clone(),
             config.data_dir.clone(),
         ));
+        let reranker = Arc::new(LazyReranker::new(reranker_dir(&config)));
         Self {
             config,
             specs: SpecCache::new(),
@@ -311,8 +319,26 @@ impl ApiExplorer {
             store,
             semantic: Mutex::new(HashMap::new()),
             embedder,
+            reranker,
             building: Mutex::new(HashSet::new()),
         }
+    }
+
+    /// Reranks the best candidates of every question with `reranker` (instead of the one
+    /// `[embedding] reranker_dir` names).
+    pub fn with_reranker(mut self, reranker: Arc<LazyReranker>) -> Self {
+        self.reranker = reranker;
+        self
+    }
+
+    /// How many candidates the reranker reads.
+    fn rerank_candidates(&self) -> usize {
+        self.config
+            .file
+            .embedding
+            .rerank_candidates
+            .unwrap_or(DEFAULT_RERANK_CANDIDATES)
+            .clamp(1, MAX_RERANK_CANDIDATES)
     }
 
     /// An explorer that embeds with `embedder` instead of the configured provider.
@@ -460,7 +486,31 @@ impl ApiExplorer {
         if let Some(note) = stale {
             plan.note(note);
         }
-        let mut response = keyword.search(&spec, request, &plan)?;
+        let reranker = match &request.query {
+            Some(_) => self.reranker.get().await,
+            None => None,
+        };
+        let mut response = match &reranker {
+            // The first stage recalls the candidates the reranker reads.
+            Some(_) => {
+                let recall = SearchRequest {
+                    limit: request.limit.max(self.rerank_candidates()),
+                    ..request.clone()
+                };
+                keyword.search(&spec, &recall, &plan)?
+            }
+            None => keyword.search(&spec, request, &plan)?,
+        };
+        if let (Some(query), Some(reranker)) = (&request.query, reranker)
+            && let Err(why) = rerank(&spec, query, reranker, &mut response, request.limit).await
+        {
+            response.results.truncate(request.limit);
+            let note = format!("not reranked: {why}; fix or unset [embedding] reranker_dir");
+            response.notice = Some(match response.notice.take() {
+                Some(notice) => format!("{notice}; {note}"),
+                None => note,
+            });
+        }
         if request.details {
             for hit in &mut response.results {
                 let endpoint = EndpointRef::MethodPath {
@@ -762,4 +812,41 @@ impl Drop for BuildGuard<'_> {
             .unwrap_or_else(|p| p.into_inner())
             .remove(&self.name);
     }
+}
+
+/// The second stage: `reranker` reads the question with each hit's endpoint text and reorders
+/// the hits, keeping `limit`; or why it could not (the hits are then left as they were).
+async fn rerank(
+    spec: &ApiSpec,
+    query: &str,
+    reranker: Result<Arc<dyn Reranker>, String>,
+    response: &mut SearchResponse,
+    limit: usize,
+) -> Result<(), String> {
+    let reranker = reranker?;
+    let texts: Vec<String> = response
+        .results
+        .iter()
+        .map(|hit| {
+            spec.operations()
+                .iter()
+                .find(|op| op.method == hit.method && op.path == hit.path)
+                .map(endpoint_text)
+                .unwrap_or_default()
+        })
+        .collect();
+    let scores = reranker
+        .score(query, &texts)
+        .await
+        .map_err(|e| e.to_string())?;
+    rerank_hits(response, &scores, limit);
+    Ok(())
+}
+
+/// The cross-encoder folder: `DEVLENS_RERANKER_DIR`, else `[embedding] reranker_dir`.
+fn reranker_dir(config: &Config) -> Option<std::path::PathBuf> {
+    std::env::var_os("DEVLENS_RERANKER_DIR")
+        .filter(|dir| !dir.is_empty())
+        .map(std::path::PathBuf::from)
+        .or_else(|| config.file.embedding.reranker_dir.clone())
 }

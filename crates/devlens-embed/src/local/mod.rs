@@ -139,21 +139,8 @@ impl LocalBert {
         let max_len = max_seq_len(dir, config.max_tokens()).map_err(load_err)?;
         let pooling = read_pooling(dir).map_err(load_err)?;
 
-        let mut tokenizer = Tokenizer::from_file(dir.join("tokenizer.json"))
-            .map_err(|e| load_err(format!("tokenizer.json: {e}")))?;
-        tokenizer
-            .with_truncation(Some(TruncationParams {
-                max_length: max_len,
-                ..TruncationParams::default()
-            }))
-            .map_err(|e| load_err(format!("tokenizer truncation: {e}")))?;
-        let pad_id = tokenizer
-            .get_padding()
-            .map(|p| p.pad_id)
-            .or_else(|| tokenizer.token_to_id("[PAD]"))
-            .unwrap_or(config.pad_token_id() as u32);
-        // Padding is done per batch (to the longest text in it), not to tokenizer.json's fixed 128.
-        tokenizer.with_padding(None);
+        let (tokenizer, pad_id) =
+            load_tokenizer(dir, max_len, config.pad_token_id()).map_err(load_err)?;
 
         let device = Device::Cpu;
         // candle's own choice (physical cores, or RAYON_NUM_THREADS).
@@ -349,6 +336,30 @@ impl Embedder for LocalBert {
                 .ok_or_else(|| EmbedError::Inference("the query got no vector".into()))
         })
     }
+}
+
+/// `dir`'s tokenizer.json, truncating to `max_len` tokens and not padding (batches are padded to
+/// their longest text, not to tokenizer.json's fixed 128), and the padding token's id.
+pub(crate) fn load_tokenizer(
+    dir: &Path,
+    max_len: usize,
+    config_pad_id: usize,
+) -> Result<(Tokenizer, u32), String> {
+    let mut tokenizer = Tokenizer::from_file(dir.join("tokenizer.json"))
+        .map_err(|e| format!("tokenizer.json: {e}"))?;
+    tokenizer
+        .with_truncation(Some(TruncationParams {
+            max_length: max_len,
+            ..TruncationParams::default()
+        }))
+        .map_err(|e| format!("tokenizer truncation: {e}"))?;
+    let pad_id = tokenizer
+        .get_padding()
+        .map(|p| p.pad_id)
+        .or_else(|| tokenizer.token_to_id("[PAD]"))
+        .unwrap_or(config_pad_id as u32);
+    tokenizer.with_padding(None);
+    Ok((tokenizer, pad_id))
 }
 
 /// Runs CPU-bound work off the async worker threads.
