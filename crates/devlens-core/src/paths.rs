@@ -65,8 +65,9 @@ impl DataDir {
     }
 }
 
-/// Writes `bytes` to `path` atomically: a temporary file beside it, then a rename, so a reader
-/// never sees half a file and a crash leaves the old one intact.
+/// Writes `bytes` to `path` atomically: a temporary file beside it, flushed to the disk, then a
+/// rename, so a reader never sees half a file and a crash — of the process or of the machine —
+/// leaves the old one or the new one whole.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), CoreError> {
     let write_err = |source| CoreError::Write {
         path: path.to_path_buf(),
@@ -80,11 +81,35 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), CoreError> {
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
     let tmp = path.with_file_name(format!(".{file_name}.tmp-{}", std::process::id()));
-    std::fs::write(&tmp, bytes).map_err(write_err)?;
+    write_synced(&tmp, bytes).map_err(|source| {
+        let _ = std::fs::remove_file(&tmp);
+        write_err(source)
+    })?;
     std::fs::rename(&tmp, path).map_err(|source| {
         let _ = std::fs::remove_file(&tmp);
         write_err(source)
-    })
+    })?;
+    if let Some(parent) = path.parent() {
+        sync_dir(parent);
+    }
+    Ok(())
+}
+
+/// Writes `bytes` to `path` and flushes them to the disk before returning: a rename that
+/// follows then never leaves an empty or half-written file behind a power loss.
+pub fn write_synced(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    let mut file = std::fs::File::create(path)?;
+    file.write_all(bytes)?;
+    file.sync_all()
+}
+
+/// Flushes a folder's entries (a rename just made in it) to the disk. Best effort: where a
+/// folder cannot be opened as a file, the rename is as durable as the system makes it.
+pub fn sync_dir(dir: &Path) {
+    if let Ok(folder) = std::fs::File::open(dir) {
+        let _ = folder.sync_all();
+    }
 }
 
 #[cfg(test)]

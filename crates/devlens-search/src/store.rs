@@ -48,6 +48,20 @@ pub struct FileStore {
     root: PathBuf,
 }
 
+/// Writes `bytes` to `path` and flushes them to the disk.
+fn write_synced(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    let mut file = std::fs::File::create(path)?;
+    io::Write::write_all(&mut file, bytes)?;
+    file.sync_all()
+}
+
+/// Flushes a folder's entries to the disk (best effort: not every system opens folders).
+fn sync_dir(dir: &Path) {
+    if let Ok(folder) = std::fs::File::open(dir) {
+        let _ = folder.sync_all();
+    }
+}
+
 fn io_err(action: &'static str, path: &Path) -> impl FnOnce(io::Error) -> StoreError + use<> {
     let path = path.to_path_buf();
     move |source| StoreError::Io {
@@ -108,9 +122,11 @@ impl FileStore {
         let version_dir = dir.join(&version);
         std::fs::create_dir(&version_dir).map_err(io_err("create", &version_dir))?;
 
+        // Every file reaches the disk before CURRENT names its version: after a power loss
+        // CURRENT names a whole version, the old one or the new one.
         let write = |file: &str, bytes: &[u8]| -> Result<(), StoreError> {
             let path = version_dir.join(file);
-            std::fs::write(&path, bytes).map_err(io_err("write", &path))
+            write_synced(&path, bytes).map_err(io_err("write", &path))
         };
         write("meta.json", &to_json(meta)?)?;
         write("items.json", &to_json(items)?)?;
@@ -123,9 +139,11 @@ impl FileStore {
 
         // The switch: CURRENT is replaced by rename, which is atomic on one file system.
         let tmp = dir.join(format!(".{CURRENT}.{version}"));
-        std::fs::write(&tmp, version.as_bytes()).map_err(io_err("write", &tmp))?;
+        sync_dir(&version_dir);
+        write_synced(&tmp, version.as_bytes()).map_err(io_err("write", &tmp))?;
         let current = dir.join(CURRENT);
         std::fs::rename(&tmp, &current).map_err(io_err("replace", &current))?;
+        sync_dir(&dir);
         self.remove_old_versions(&dir, &version);
         Ok(())
     }
