@@ -196,7 +196,7 @@ impl Docs {
         let mut reused_vectors = 0;
         let (embeddings, model, notice) = match self.embedder().await {
             Ok(embedder) => {
-                let plan = EmbeddingPlan::of(&pages.chunks);
+                let plan = EmbeddingPlan::of(&pages.chunks, self.passage_vectors);
                 let texts = &plan.texts;
                 // Vectors of texts the stored docs already have (the version being replaced, else
                 // the library's newest) are reused: re-ingesting unchanged docs embeds nothing.
@@ -325,7 +325,9 @@ impl EmbeddingPlan {
     /// in a later paragraph of a long section, which the section's text never mentions. A chunk
     /// scores by the better of its two (crate::search). On held-out Python questions the second
     /// text took hit@5 from 0.67 to 0.83 (README, "Retrieval on questions nobody tuned for").
-    pub fn of(chunks: &[StoredChunk]) -> Self {
+    /// It costs: the passages are long, and embedding them takes ingest ~4x as long
+    /// (`[docs] passage_vectors = false` leaves them out: `with_passages`).
+    pub fn of(chunks: &[StoredChunk], with_passages: bool) -> Self {
         // Measured on the Node.js docs: 100 characters saved ~6% of the model's CPU time (same
         // hit@5), the last two heading levels only ~12% but cost hit@5 (0.925 -> 0.900); per-text
         // overhead, not length, dominates at these sizes.
@@ -366,7 +368,7 @@ impl EmbeddingPlan {
             sections.push(row);
             // A short first paragraph is already all in the section's text.
             let covered = first_prose == Some(c.content.as_str()) && c.content.len() <= PROSE_CHARS;
-            let passage = (c.kind == ChunkKind::Text && !covered).then(|| {
+            let passage = (with_passages && c.kind == ChunkKind::Text && !covered).then(|| {
                 let words = c.content.split_whitespace().collect::<Vec<_>>().join(" ");
                 row_of(format!("{}: {}", c.section, cut(&words, PASSAGE_CHARS)))
             });
@@ -420,7 +422,8 @@ fn reusable_vectors(
         return out;
     }
     let wanted: std::collections::HashSet<&str> = texts.iter().map(String::as_str).collect();
-    let plan = EmbeddingPlan::of(&old.chunks);
+    // Every vector the old version has may be reused, passages included.
+    let plan = EmbeddingPlan::of(&old.chunks, true);
     let mut keep = |row: usize, vector: Option<&[f32]>| {
         let text = &plan.texts[row];
         if let Some(v) = vector
@@ -477,7 +480,7 @@ mod tests {
             chunk("fs > open", ChunkKind::Text, later),
             chunk("fs > stat", ChunkKind::Text, "Reads metadata."),
         ];
-        let plan = EmbeddingPlan::of(&chunks);
+        let plan = EmbeddingPlan::of(&chunks, true);
         // One section text for the three chunks of `fs > open`, another for `fs > stat`.
         assert_eq!(plan.sections[0], plan.sections[1]);
         assert_eq!(plan.sections[0], plan.sections[2]);
@@ -493,12 +496,18 @@ mod tests {
         );
         assert_eq!(plan.passages[3], None);
         assert_eq!(plan.texts.len(), 4);
+
+        // `[docs] passage_vectors = false`: the section texts alone.
+        let sections_only = EmbeddingPlan::of(&chunks, false);
+        assert_eq!(sections_only.sections, vec![0, 0, 0, 1]);
+        assert!(sections_only.passages.iter().all(Option::is_none));
+        assert_eq!(sections_only.texts.len(), 2);
     }
 
     #[test]
     fn long_passages_are_cut_at_a_character_boundary() {
         let text = "é".repeat(800);
-        let plan = EmbeddingPlan::of(&[chunk("s", ChunkKind::Text, &text)]);
+        let plan = EmbeddingPlan::of(&[chunk("s", ChunkKind::Text, &text)], true);
         let passage = &plan.texts[plan.passages[0].unwrap()];
         assert!(passage.len() <= "s: ".len() + 1_000, "{}", passage.len());
     }

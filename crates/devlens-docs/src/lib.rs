@@ -98,6 +98,8 @@ pub struct Docs {
     redis: Option<redis::RedisCache>,
     cache_stats: CacheStats,
     metrics: metrics::QueryMetrics,
+    /// Whether an ingest embeds each prose chunk besides its section (`[docs] passage_vectors`).
+    passage_vectors: bool,
 }
 
 impl std::fmt::Debug for Docs {
@@ -179,6 +181,7 @@ impl Docs {
             redis,
             cache_stats: CacheStats::default(),
             metrics: metrics::QueryMetrics::default(),
+            passage_vectors: config.file.docs.embeds_passages(),
         })
     }
 
@@ -199,7 +202,14 @@ impl Docs {
             redis: None,
             cache_stats: CacheStats::default(),
             metrics: metrics::QueryMetrics::default(),
+            passage_vectors: true,
         })
+    }
+
+    /// Embeds prose chunks besides their sections (`true`, the default) or sections only.
+    pub fn with_passage_vectors(mut self, on: bool) -> Self {
+        self.passage_vectors = on;
+        self
     }
 
     /// Shares answers through the Redis server at `url` (`redis://[:password@]host[:port][/db]`,

@@ -360,7 +360,8 @@ async fn bench(
     if let Err(e) = &embedder {
         eprintln!("note: benchmarking keyword search only: {e}");
     }
-    let docs = Docs::with_embedder(&scratch.0.join("docs.sqlite"), embedder.ok())?;
+    let docs = Docs::with_embedder(&scratch.0.join("docs.sqlite"), embedder.ok())?
+        .with_passage_vectors(config.file.docs.embeds_passages());
     let request = IngestRequest {
         id: "bench".into(),
         source: DocsSource::Path(path.to_path_buf()),

@@ -418,6 +418,53 @@ fn semantic_ranking_with_the_local_model() {
 }
 
 #[test]
+fn passage_vectors_can_be_left_out_for_a_faster_ingest() {
+    let Some(model) = model_dir() else { return };
+    let long = |what: &str| format!("{what} ").repeat(30);
+    let add = |passages: Option<bool>| -> Value {
+        let dir = tempfile::tempdir().unwrap();
+        let docs = dir.path().join("guide");
+        std::fs::create_dir_all(&docs).unwrap();
+        std::fs::write(
+            docs.join("setup.md"),
+            format!(
+                "# Setup\n\n{}\n\n{}\n",
+                long("Install the agent on every host."),
+                long("Rotate its key when a host leaves.")
+            ),
+        )
+        .unwrap();
+        let config = dir.path().join("devlens.toml");
+        let setting = passages.map_or(String::new(), |on| format!("passage_vectors = {on}\n"));
+        std::fs::write(&config, format!("[docs]\n{setting}")).unwrap();
+        let out = devlens(dir.path())
+            .env("DEVLENS_MODEL_DIR", &model)
+            .env("DEVLENS_CONFIG", &config)
+            .args([
+                "docs",
+                "add",
+                "guide",
+                "--path",
+                docs.to_str().unwrap(),
+                "--json",
+            ])
+            .assert()
+            .success()
+            .get_output()
+            .stdout
+            .clone();
+        serde_json::from_slice(&out).unwrap()
+    };
+    let default = add(None);
+    let sections_only = add(Some(false));
+    assert_eq!(default["embedded"], true, "{default}");
+    assert_eq!(sections_only["embedded"], true, "{sections_only}");
+    // One text for the section, and by default one more per long paragraph.
+    assert_eq!(sections_only["embedded_texts"], 1, "{sections_only}");
+    assert_eq!(default["embedded_texts"], 3, "{default}");
+}
+
+#[test]
 fn bench_reports_ingest_and_query_figures() {
     let dir = tempfile::tempdir().unwrap();
     let docs = widgets_docs(dir.path());
