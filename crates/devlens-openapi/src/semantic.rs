@@ -398,10 +398,7 @@ impl SemanticIndexStore for PostgresIndexStore {
             serde_json::from_str(row.get(1)).map_err(|e| corrupt(format!("items: {e}")))?;
         let dims = row.get::<_, i32>(2).max(0) as usize;
         let raw: &[u8] = row.get(3);
-        let data: Vec<f32> = raw
-            .chunks_exact(4)
-            .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-            .collect();
+        let data: Vec<f32> = devlens_search::vector::from_le_bytes(raw).collect();
         let vectors = VectorIndex::from_flat(dims, data)
             .filter(|v| v.len() == items.len())
             .ok_or_else(|| corrupt("vector count does not match items".into()))?;
@@ -419,12 +416,7 @@ impl SemanticIndexStore for PostgresIndexStore {
         };
         let meta = to_json("metadata", serde_json::to_string(&index.meta))?;
         let items = to_json("endpoints", serde_json::to_string(&index.items))?;
-        let raw: Vec<u8> = index
-            .vectors
-            .as_flat()
-            .iter()
-            .flat_map(|v| v.to_le_bytes())
-            .collect();
+        let raw = devlens_search::vector::to_le_bytes(index.vectors.as_flat());
         let dims = index.vectors.dims() as i32;
         self.read(async |c| {
             c.execute(

@@ -130,11 +130,8 @@ impl FileStore {
         };
         write("meta.json", &to_json(meta)?)?;
         write("items.json", &to_json(items)?)?;
-        let mut raw = Vec::with_capacity(vectors.as_flat().len() * 4 + 8);
-        raw.extend_from_slice(&(vectors.dims() as u64).to_le_bytes());
-        for value in vectors.as_flat() {
-            raw.extend_from_slice(&value.to_le_bytes());
-        }
+        let mut raw = (vectors.dims() as u64).to_le_bytes().to_vec();
+        raw.extend(crate::vector::to_le_bytes(vectors.as_flat()));
         write("vectors.f32", &raw)?;
 
         // The switch: CURRENT is replaced by rename, which is atomic on one file system.
@@ -203,10 +200,7 @@ impl FileStore {
             .split_first_chunk::<8>()
             .ok_or_else(|| corrupt("vectors.f32", "too short".into()))?;
         let dims = u64::from_le_bytes(*header) as usize;
-        let data: Vec<f32> = body
-            .chunks_exact(4)
-            .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-            .collect();
+        let data: Vec<f32> = crate::vector::from_le_bytes(body).collect();
         let vectors = VectorIndex::from_flat(dims, data)
             .filter(|v| v.len() == items.len())
             .ok_or_else(|| corrupt("vectors.f32", "vector count does not match items".into()))?;

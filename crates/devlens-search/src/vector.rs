@@ -110,6 +110,18 @@ pub fn dot(a: &[f32], b: &[f32]) -> f32 {
     lanes.iter().sum::<f32>() + tail
 }
 
+/// `v` as stored in files and blobs: little-endian f32s, 4 bytes each.
+pub fn to_le_bytes(v: &[f32]) -> Vec<u8> {
+    v.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+/// The f32s of bytes written by [`to_le_bytes`] (a trailing partial float is dropped).
+pub fn from_le_bytes(bytes: &[u8]) -> impl Iterator<Item = f32> + '_ {
+    bytes
+        .chunks_exact(4)
+        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+}
+
 /// Scales `v` to unit length (a zero vector stays zero).
 pub fn normalize(v: &mut [f32]) {
     let norm = dot(v, v).sqrt();
@@ -142,6 +154,15 @@ mod tests {
         assert_eq!(hits[0].doc, 1);
         assert_eq!(hits.len(), 2);
         assert!(index.search(&[1.0], 3, |_| true).is_empty());
+    }
+
+    #[test]
+    fn vectors_read_back_as_written() {
+        let v = [1.5f32, -0.25, f32::MIN_POSITIVE];
+        let bytes = to_le_bytes(&v);
+        assert_eq!(bytes.len(), 12);
+        assert_eq!(from_le_bytes(&bytes).collect::<Vec<_>>(), v);
+        assert_eq!(from_le_bytes(&bytes[..7]).count(), 1);
     }
 
     #[test]

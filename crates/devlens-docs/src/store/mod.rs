@@ -12,6 +12,7 @@
 mod postgres;
 mod sqlite;
 
+use devlens_search::vector::{from_le_bytes, to_le_bytes};
 use serde::Serialize;
 
 pub use postgres::PostgresDocsStore;
@@ -153,12 +154,12 @@ pub fn fingerprint(new: &NewVersion<'_>) -> String {
         }
         field(&(c.tokens as u64).to_le_bytes());
         if let Some(v) = new.embeddings.and_then(|e| e.sections.get(i)) {
-            field(&vector_bytes(v));
+            field(&to_le_bytes(v));
         }
         // Only where there is one: versions stored without passages keep their fingerprint.
         if let Some(Some(v)) = new.embeddings.and_then(|e| e.passages.get(i)) {
             field(b"passage");
-            field(&vector_bytes(v));
+            field(&to_le_bytes(v));
         }
     }
     hex::encode(h.finalize())
@@ -255,17 +256,7 @@ impl VectorsReader {
     }
 }
 
-/// A vector as stored in a blob: little-endian f32s.
-pub(crate) fn vector_bytes(v: &[f32]) -> Vec<u8> {
-    v.iter().flat_map(|x| x.to_le_bytes()).collect()
-}
-
 /// A blob read back as a vector of `dims`; `None` when it has another length.
 pub(crate) fn vector_from_bytes(bytes: &[u8], dims: usize) -> Option<Vec<f32>> {
-    (bytes.len() == dims * 4).then(|| {
-        bytes
-            .chunks_exact(4)
-            .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-            .collect()
-    })
+    (bytes.len() == dims * 4).then(|| from_le_bytes(bytes).collect())
 }

@@ -10,11 +10,12 @@
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
+use devlens_search::vector::to_le_bytes;
 use rusqlite::{Connection, OptionalExtension, params};
 
 use super::{
     DocsStore, LibraryInfo, LoadedVersion, NewVersion, StoredChunk, VectorsReader, VersionStamp,
-    fingerprint, vector_bytes, vector_from_bytes,
+    fingerprint, vector_from_bytes,
 };
 use crate::DocsError;
 use crate::chunk::ChunkKind;
@@ -252,12 +253,12 @@ impl DocsStore for SqliteDocsStore {
                 let blob: Option<Vec<u8>> = new
                     .embeddings
                     .and_then(|e| e.sections.get(position))
-                    .map(|v| vector_bytes(v));
+                    .map(|v| to_le_bytes(v));
                 let passage: Option<Vec<u8>> = new
                     .embeddings
                     .and_then(|e| e.passages.get(position))
                     .and_then(Option::as_ref)
-                    .map(|v| vector_bytes(v));
+                    .map(|v| to_le_bytes(v));
                 insert
                     .execute(params![
                         new.library_id,

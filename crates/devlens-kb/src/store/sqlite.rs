@@ -13,6 +13,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
+use devlens_search::vector::{from_le_bytes, to_le_bytes};
 use rusqlite::{Connection, OptionalExtension, Transaction, params};
 
 use super::{
@@ -93,16 +94,6 @@ fn fts_body(s: &Solution) -> String {
     body.push('\n');
     body.push_str(&devlens_search::text::identifier_words(&s.text));
     body
-}
-
-fn vector_blob(v: &[f32]) -> Vec<u8> {
-    v.iter().flat_map(|x| x.to_le_bytes()).collect()
-}
-
-/// The floats of a [`vector_blob`].
-fn blob_floats(blob: &[u8]) -> impl Iterator<Item = f32> + '_ {
-    blob.chunks_exact(4)
-        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
 }
 
 impl SqliteStore {
@@ -244,7 +235,7 @@ impl SqliteStore {
                 position as i64,
                 range.start as i64,
                 range.end as i64,
-                vector_blob(vector)
+                to_le_bytes(vector)
             ])?;
         }
         tx.execute(
@@ -480,7 +471,7 @@ impl SolutionStore for SqliteStore {
         for row in rows {
             let (range, blob) = row.map_err(|e| self.err(e))?;
             if blob.len() == dims * 4 {
-                out.push((range, blob_floats(&blob).collect()));
+                out.push((range, from_le_bytes(&blob).collect()));
             }
         }
         Ok(out)
@@ -512,7 +503,7 @@ impl SolutionStore for SqliteStore {
                 r.get(0).map_err(|e| self.err(e))?,
                 start as usize..end as usize,
             ));
-            loaded.data.extend(blob_floats(&blob));
+            loaded.data.extend(from_le_bytes(&blob));
         }
         Ok(loaded)
     }
