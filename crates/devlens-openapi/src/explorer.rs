@@ -12,15 +12,15 @@ use devlens_core::{Classify, Config, CoreError, ErrorKind, ProjectRegistry};
 use devlens_embed::{
     EmbedError, Embedder, LazyEmbedder, LazyReranker, LoadFailure, Progress, Reranker,
 };
-use devlens_search::{Retrieval, StoreError};
+use devlens_search::{Retrieval, StoreError, rerank};
 
 use crate::{
     ApiSpec, EndpointDetails, EndpointRef, EndpointSummary, OpenApiError, SpecCache, SpecSource,
     TagSummary,
     eval::{EvalReport, GoldenQuestion},
     search::{
-        DEFAULT_MODE, DEFAULT_RERANK_CANDIDATES, MAX_RERANK_CANDIDATES, OperationIndex, SearchMode,
-        SearchRequest, SearchResponse, SemanticQuery, rerank_hits,
+        DEFAULT_MODE, OperationIndex, SearchMode, SearchRequest, SearchResponse, SemanticQuery,
+        rerank_hits,
     },
     semantic::{
         FileIndexStore, SemanticIndex, SemanticIndexStore, endpoint_text, index_name, query_text,
@@ -331,16 +331,6 @@ impl ApiExplorer {
         self
     }
 
-    /// How many candidates the reranker reads.
-    fn rerank_candidates(&self) -> usize {
-        self.config
-            .file
-            .embedding
-            .rerank_candidates
-            .unwrap_or(DEFAULT_RERANK_CANDIDATES)
-            .clamp(1, MAX_RERANK_CANDIDATES)
-    }
-
     /// An explorer that embeds with `embedder` instead of the configured provider.
     pub fn with_embedder(config: Config, embedder: Arc<dyn Embedder>) -> Self {
         Self::new(config).with_lazy_embedder(Arc::new(LazyEmbedder::ready(Ok(embedder))))
@@ -486,26 +476,37 @@ impl ApiExplorer {
         if let Some(note) = stale {
             plan.note(note);
         }
-        let reranker = match &request.query {
-            Some(_) => self.reranker.get().await,
+        // The second stage, when a reranker is configured: the reranker and how many candidates
+        // it reads, or why it cannot run (the answer then says so).
+        let second = match &request.query {
+            Some(_) => self.reranker.get().await.map(|reranker| {
+                let candidates = rerank::candidates(self.config.file.embedding.rerank_candidates)?;
+                Ok((reranker?, candidates))
+            }),
             None => None,
         };
-        let mut response = match &reranker {
-            // The first stage recalls the candidates the reranker reads.
-            Some(_) => {
-                let recall = SearchRequest {
-                    limit: request.limit.max(self.rerank_candidates()),
-                    ..request.clone()
-                };
-                keyword.search(&spec, &recall, &plan)?
-            }
-            None => keyword.search(&spec, request, &plan)?,
+        // The first stage recalls the candidates the reranker reads.
+        let recall = match &second {
+            Some(Ok((_, candidates))) => request.limit.max(*candidates),
+            _ => request.limit,
         };
-        if let (Some(query), Some(reranker)) = (&request.query, reranker)
-            && let Err(why) = rerank(&spec, query, reranker, &mut response, request.limit).await
+        let first = SearchRequest {
+            limit: recall,
+            ..request.clone()
+        };
+        let mut response = keyword.search(&spec, &first, &plan)?;
+        if let (Some(query), Some(second)) = (&request.query, second)
+            && let Err(why) = second_stage(
+                &spec,
+                query,
+                second.map(|(reranker, _)| reranker),
+                &mut response,
+                request.limit,
+            )
+            .await
         {
             response.results.truncate(request.limit);
-            let note = format!("not reranked: {why}; fix or unset [embedding] reranker_dir");
+            let note = rerank::not_reranked(&why);
             response.notice = Some(match response.notice.take() {
                 Some(notice) => format!("{notice}; {note}"),
                 None => note,
@@ -814,9 +815,9 @@ impl Drop for BuildGuard<'_> {
     }
 }
 
-/// The second stage: `reranker` reads the question with each hit's endpoint text and reorders
+/// The second stage: the reranker reads the question with each hit's endpoint text and reorders
 /// the hits, keeping `limit`; or why it could not (the hits are then left as they were).
-async fn rerank(
+async fn second_stage(
     spec: &ApiSpec,
     query: &str,
     reranker: Result<Arc<dyn Reranker>, String>,
@@ -828,9 +829,11 @@ async fn rerank(
         .results
         .iter()
         .map(|hit| {
-            spec.operations()
-                .iter()
-                .find(|op| op.method == hit.method && op.path == hit.path)
+            let route = EndpointRef::MethodPath {
+                method: hit.method.clone(),
+                path: hit.path.clone(),
+            };
+            spec.find_operation(&route)
                 .map(endpoint_text)
                 .unwrap_or_default()
         })
@@ -839,8 +842,7 @@ async fn rerank(
         .score(query, &texts)
         .await
         .map_err(|e| e.to_string())?;
-    rerank_hits(response, &scores, limit);
-    Ok(())
+    rerank_hits(response, &scores, limit)
 }
 
 /// The cross-encoder folder: `DEVLENS_RERANKER_DIR`, else `[embedding] reranker_dir`.

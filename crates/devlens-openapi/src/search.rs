@@ -343,31 +343,19 @@ impl OperationIndex {
     }
 }
 
-/// Candidates a reranker reads when `[embedding] rerank_candidates` is not set: on the blind
-/// dev halves the answer was among the best 20 hybrid candidates for 87–92% of the questions
-/// (`examples/learn_rerank.rs`).
-pub const DEFAULT_RERANK_CANDIDATES: usize = 20;
-/// The most candidates a reranker reads: its cost grows with each.
-pub const MAX_RERANK_CANDIDATES: usize = 100;
-
 /// The second stage: `scores` (one per hit, from a reranker that read the question with each
-/// hit's [`crate::semantic::endpoint_text`]) reorder the hits, best first, and become their
-/// scores; then the first `limit` are kept. Equal scores keep the first stage's order.
-pub fn rerank_hits(response: &mut SearchResponse, scores: &[f32], limit: usize) {
-    let mut scored: Vec<(f32, SearchHit)> = scores
-        .iter()
-        .copied()
-        .zip(std::mem::take(&mut response.results))
-        .collect();
-    scored.sort_by(|a, b| b.0.total_cmp(&a.0));
-    response.results = scored
-        .into_iter()
-        .take(limit)
-        .map(|(score, mut hit)| {
-            hit.score = (score * 1000.0).round() / 1000.0;
-            hit
-        })
-        .collect();
+/// hit's [`crate::semantic::endpoint_text`]) reorder the hits and become their scores; the first
+/// `limit` are kept. The error says when the scores do not fit the hits (left as they were).
+pub fn rerank_hits(
+    response: &mut SearchResponse,
+    scores: &[f32],
+    limit: usize,
+) -> Result<(), String> {
+    let scores = devlens_search::rerank::reorder(&mut response.results, scores, limit)?;
+    for (hit, score) in response.results.iter_mut().zip(scores) {
+        hit.score = (score * 1000.0).round() / 1000.0;
+    }
+    Ok(())
 }
 
 fn semantic_ranked(

@@ -174,6 +174,17 @@ async fn a_failing_or_missing_reranker_leaves_the_first_stage_and_says_why() {
     assert!(notice.contains("ran out of memory"), "{notice}");
     assert!(notice.contains("reranker_dir"), "{notice}");
 
+    // A candidate count out of range: the same answer, and the notice says what to set.
+    let api = ApiExplorer::new(config(data.path(), Some(0)))
+        .with_reranker(Arc::new(LazyReranker::ready(Prefers::new("deletePet"))));
+    let response = api.search(&petstore(), &question("pet", 3)).await.unwrap();
+    assert_eq!(ids(&response.results), ids(&plain.results));
+    let notice = response.notice.unwrap();
+    assert!(
+        notice.contains("rerank_candidates must be between 1 and 100 (got 0)"),
+        "{notice}"
+    );
+
     // A folder that holds no model: the same answer, and the notice says what is missing.
     let empty = tempfile::tempdir().unwrap();
     let mut with_folder = config(data.path(), None);

@@ -12,6 +12,7 @@ pub mod golden;
 pub mod hybrid;
 pub mod keyword;
 pub mod postgres;
+pub mod rerank;
 pub mod sqlite;
 pub mod store;
 pub mod text;
