@@ -15,6 +15,7 @@ use std::collections::HashMap;
 use devlens_embed::{Embedder, LocalBert};
 use devlens_openapi::{
     ApiSpec, Operation,
+    eval::{GoldenQuestion, parse_golden},
     search::{OperationIndex, SearchMode, SearchRequest, first_sentence},
 };
 use devlens_search::{Retrieval, VectorIndex, reciprocal_rank_fusion, text::identifier_words};
@@ -206,18 +207,10 @@ fn q_seed(q: &str) -> String {
     format!("Query: {q}.")
 }
 
-struct Golden {
-    question: String,
-    answers: Vec<String>,
-}
-
-fn rank_of(ranked: &[usize], ops: &[Operation], g: &Golden) -> Option<usize> {
+fn rank_of(ranked: &[usize], ops: &[Operation], g: &GoldenQuestion) -> Option<usize> {
     ranked.iter().position(|&i| {
         let op = &ops[i];
-        g.answers.iter().any(|a| {
-            op.operation_id.as_deref() == Some(a.as_str())
-                || a.eq_ignore_ascii_case(&format!("{} {}", op.method, op.path))
-        })
+        g.answered_by(op.operation_id.as_deref(), &op.method, &op.path)
     })
 }
 
@@ -246,16 +239,7 @@ async fn main() {
         std::process::exit(2);
     };
     let spec = ApiSpec::from_bytes(&std::fs::read(spec).unwrap(), spec).unwrap();
-    let golden: Vec<Golden> = std::fs::read_to_string(golden)
-        .unwrap()
-        .lines()
-        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
-        .filter_map(|l| l.split_once('\t'))
-        .map(|(q, a)| Golden {
-            question: q.trim().to_string(),
-            answers: a.split(',').map(|s| s.trim().to_string()).collect(),
-        })
-        .collect();
+    let golden = parse_golden(&std::fs::read_to_string(golden).unwrap()).unwrap();
     let embedder = LocalBert::load(std::path::Path::new(model), "all-MiniLM-L6-v2", 32).unwrap();
     let ops = spec.operations();
     let keyword = OperationIndex::build(&spec).unwrap();

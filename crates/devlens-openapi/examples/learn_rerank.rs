@@ -18,6 +18,7 @@ use devlens_embed::Embedder;
 use devlens_embed::{EngineChoice, EngineOptions, LocalBert};
 use devlens_openapi::{
     ApiSpec, Operation,
+    eval::{GoldenQuestion, parse_golden},
     search::{OperationIndex, SearchMode, SearchRequest},
     semantic::{endpoint_text, query_text},
 };
@@ -161,11 +162,8 @@ const NAMES: &[&str] = &[
     "deprecated",
 ];
 
-fn answers(op: &Operation, ids: &[String]) -> bool {
-    ids.iter().any(|a| {
-        op.operation_id.as_deref() == Some(a.as_str())
-            || a.eq_ignore_ascii_case(&format!("{} {}", op.method, op.path))
-    })
+fn answers(op: &Operation, golden: &GoldenQuestion) -> bool {
+    golden.answered_by(op.operation_id.as_deref(), &op.method, &op.path)
 }
 
 async fn load_set(embedder: &LocalBert, spec: &str, golden: &str) -> (String, Vec<Question>) {
@@ -184,12 +182,8 @@ async fn load_set(embedder: &LocalBert, spec: &str, golden: &str) -> (String, Ve
         .map(|(i, o)| ((o.method.clone(), o.path.clone()), i))
         .collect();
     let mut out = Vec::new();
-    for line in std::fs::read_to_string(golden).unwrap().lines() {
-        if line.starts_with('#') || line.trim().is_empty() {
-            continue;
-        }
-        let (question, ids) = line.split_once('\t').unwrap();
-        let ids: Vec<String> = ids.split(',').map(|s| s.trim().to_string()).collect();
+    for g in parse_golden(&std::fs::read_to_string(golden).unwrap()).unwrap() {
+        let question = g.question.as_str();
         let request = SearchRequest::new(
             Some(question.to_string()),
             None,
@@ -218,14 +212,14 @@ async fn load_set(embedder: &LocalBert, spec: &str, golden: &str) -> (String, Ve
             })
             .collect();
         scored.sort_by(|a, b| b.0.total_cmp(&a.0));
-        let hybrid_rank = scored.iter().position(|&(_, _, i)| answers(&ops[i], &ids));
+        let hybrid_rank = scored.iter().position(|&(_, _, i)| answers(&ops[i], &g));
         let q = words(question);
         let candidates = scored
             .iter()
             .take(CANDIDATES)
             .map(|&(_, cos, i)| {
                 let b = bm25.get(&i).copied().unwrap_or(0.0);
-                (features(&q, &ops[i], cos, b), answers(&ops[i], &ids))
+                (features(&q, &ops[i], cos, b), answers(&ops[i], &g))
             })
             .collect();
         out.push(Question {

@@ -22,11 +22,15 @@ pub struct GoldenQuestion {
 impl GoldenQuestion {
     /// Where the first right answer landed in `hits` (0-based).
     pub fn rank_in(&self, hits: &[SearchHit]) -> Option<usize> {
-        hits.iter().position(|hit| {
-            self.answers.iter().any(|answer| {
-                hit.operation_id.as_deref() == Some(answer.as_str())
-                    || answer.eq_ignore_ascii_case(&format!("{} {}", hit.method, hit.path))
-            })
+        hits.iter()
+            .position(|hit| self.answered_by(hit.operation_id.as_deref(), &hit.method, &hit.path))
+    }
+
+    /// Whether the operation `operation_id` (or `method path`) is one of the answers.
+    pub fn answered_by(&self, operation_id: Option<&str>, method: &str, path: &str) -> bool {
+        self.answers.iter().any(|answer| {
+            operation_id == Some(answer.as_str())
+                || answer.eq_ignore_ascii_case(&format!("{method} {path}"))
         })
     }
 }
