@@ -49,13 +49,12 @@ fn widgets_docs(root: &Path) -> PathBuf {
 fn json_out(data: &Path, args: &[&str]) -> Value {
     let mut cmd = devlens(data);
     without_model(&mut cmd, data);
-    let output = cmd
-        .args(args)
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
+    stdout_json(cmd.args(args))
+}
+
+/// Runs `cmd`, expects success, parses stdout as JSON.
+fn stdout_json(cmd: &mut assert_cmd::Command) -> Value {
+    let output = cmd.assert().success().get_output().stdout.clone();
     serde_json::from_slice(&output).expect("stdout is JSON")
 }
 
@@ -346,15 +345,11 @@ fn semantic_ranking_with_the_local_model() {
     let dir = tempfile::tempdir().unwrap();
     let docs = widgets_docs(dir.path());
     let run = |args: &[&str]| -> Value {
-        let out = devlens(dir.path())
-            .env("DEVLENS_MODEL_DIR", &model)
-            .args(args)
-            .assert()
-            .success()
-            .get_output()
-            .stdout
-            .clone();
-        serde_json::from_slice(&out).unwrap()
+        stdout_json(
+            devlens(dir.path())
+                .env("DEVLENS_MODEL_DIR", &model)
+                .args(args),
+        )
     };
     let added = run(&[
         "docs",
@@ -437,23 +432,19 @@ fn passage_vectors_can_be_left_out_for_a_faster_ingest() {
         let config = dir.path().join("devlens.toml");
         let setting = passages.map_or(String::new(), |on| format!("passage_vectors = {on}\n"));
         std::fs::write(&config, format!("[docs]\n{setting}")).unwrap();
-        let out = devlens(dir.path())
-            .env("DEVLENS_MODEL_DIR", &model)
-            .env("DEVLENS_CONFIG", &config)
-            .args([
-                "docs",
-                "add",
-                "guide",
-                "--path",
-                docs.to_str().unwrap(),
-                "--json",
-            ])
-            .assert()
-            .success()
-            .get_output()
-            .stdout
-            .clone();
-        serde_json::from_slice(&out).unwrap()
+        stdout_json(
+            devlens(dir.path())
+                .env("DEVLENS_MODEL_DIR", &model)
+                .env("DEVLENS_CONFIG", &config)
+                .args([
+                    "docs",
+                    "add",
+                    "guide",
+                    "--path",
+                    docs.to_str().unwrap(),
+                    "--json",
+                ]),
+        )
     };
     let default = add(None);
     let sections_only = add(Some(false));
@@ -530,16 +521,12 @@ fn nodejs_golden_set_hit_at_5() {
         Path::new(env!("CARGO_MANIFEST_DIR")).join("../devlens-docs/tests/golden/nodejs.tsv");
     let dir = tempfile::tempdir().unwrap();
     let run = |args: &[&str]| -> Value {
-        let out = devlens(dir.path())
-            .env("DEVLENS_MODEL_DIR", &model)
-            .timeout(std::time::Duration::from_secs(900))
-            .args(args)
-            .assert()
-            .success()
-            .get_output()
-            .stdout
-            .clone();
-        serde_json::from_slice(&out).unwrap()
+        stdout_json(
+            devlens(dir.path())
+                .env("DEVLENS_MODEL_DIR", &model)
+                .timeout(std::time::Duration::from_secs(900))
+                .args(args),
+        )
     };
     let added = run(&[
         "docs",
