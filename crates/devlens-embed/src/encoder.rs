@@ -28,9 +28,9 @@ impl ModelConfig {
             None | Some("bert") => Ok(Self::Bert(serde_json::from_value(value).map_err(fields)?)),
             Some("mpnet") => Ok(Self::MPNet(serde_json::from_value(value).map_err(fields)?)),
             Some(other) => Err(format!(
-                "config.json: model_type `{other}` is not supported; the local embedder runs \
-                 BERT (`bert`, e.g. all-MiniLM-L6-v2) and MPNet (`mpnet`, e.g. \
-                 all-mpnet-base-v2) sentence-transformers models"
+                "config.json: model_type `{other}` is not supported; devlens runs BERT \
+                 (`bert`, e.g. all-MiniLM-L6-v2, or a cross-encoder such as \
+                 ms-marco-MiniLM-L-6-v2) and MPNet (`mpnet`, e.g. all-mpnet-base-v2) models"
             )),
         }
     }

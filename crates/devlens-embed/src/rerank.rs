@@ -14,8 +14,9 @@ use candle_core::{DType, Device, IndexOp, Module, Tensor};
 use candle_nn::{Linear, VarBuilder};
 use tokenizers::{EncodeInput, Tokenizer};
 
-use crate::bert::{Bert, Config};
-use crate::local::{blocking, load_tokenizer};
+use crate::bert::Bert;
+use crate::encoder::ModelConfig;
+use crate::local::{blocking, load_tokenizer, missing_files};
 use crate::{BoxFuture, EmbedError};
 
 /// Question + candidate are cut to this many tokens: API endpoint texts fit well within it, and
@@ -70,10 +71,7 @@ impl CrossEncoder {
             dir: dir.to_path_buf(),
             message,
         };
-        let missing: Vec<&str> = ["config.json", "tokenizer.json", "model.safetensors"]
-            .into_iter()
-            .filter(|f| !dir.join(f).is_file())
-            .collect();
+        let missing = missing_files(dir);
         if !missing.is_empty() {
             return Err(load_err(format!(
                 "missing {} (a reranker folder holds a cross-encoder, e.g. \
@@ -81,20 +79,16 @@ impl CrossEncoder {
                 missing.join(", ")
             )));
         }
-        let text = std::fs::read_to_string(dir.join("config.json"))
-            .map_err(|e| load_err(format!("config.json: {e}")))?;
-        let value: serde_json::Value =
-            serde_json::from_str(&text).map_err(|e| load_err(format!("config.json: {e}")))?;
-        let model_type = value.get("model_type").and_then(serde_json::Value::as_str);
-        if model_type.is_some_and(|t| t != "bert") {
-            return Err(load_err(format!(
-                "config.json: model_type `{}` is not supported; the reranker runs BERT \
-                 cross-encoders (e.g. cross-encoder/ms-marco-MiniLM-L-6-v2)",
-                model_type.unwrap_or_default()
-            )));
-        }
-        let config: Config =
-            serde_json::from_value(value).map_err(|e| load_err(format!("config.json: {e}")))?;
+        let config = match ModelConfig::read(&dir.join("config.json")).map_err(load_err)? {
+            ModelConfig::Bert(config) => config,
+            other => {
+                return Err(load_err(format!(
+                    "config.json: model_type `{}` is not supported; the reranker runs BERT \
+                     cross-encoders (e.g. cross-encoder/ms-marco-MiniLM-L-6-v2)",
+                    other.model_type()
+                )));
+            }
+        };
 
         let (tokenizer, pad_id) = load_tokenizer(
             dir,

@@ -41,7 +41,8 @@ use crate::encoder::{Encoder, ModelConfig};
 use crate::onnx::Lane;
 use crate::{BoxFuture, EmbedError, Embedder, Progress, Provider};
 use engine::{Engine, Runner, one_thread_pool, open_onnx};
-use model_dir::{local_model_name, max_seq_len, missing_files, read_pooling};
+pub(crate) use model_dir::missing_files;
+use model_dir::{local_model_name, max_seq_len, read_pooling};
 
 pub use engine::{EngineChoice, EngineOptions};
 pub use install::{install_from_folder, install_local_model, install_local_model_from};

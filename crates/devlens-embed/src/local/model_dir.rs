@@ -72,7 +72,8 @@ pub(super) fn read_pooling(dir: &Path) -> Result<Pooling, String> {
     }
 }
 
-pub(super) fn missing_files(dir: &Path) -> Vec<&'static str> {
+/// Which of the files every model folder needs (config, tokenizer, weights) `dir` lacks.
+pub(crate) fn missing_files(dir: &Path) -> Vec<&'static str> {
     REQUIRED_FILES
         .into_iter()
         .filter(|f| !dir.join(f).is_file())
