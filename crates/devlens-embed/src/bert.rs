@@ -22,6 +22,20 @@ use serde::Deserialize;
 /// The fields of a Hugging Face BERT `config.json` the encoder needs.
 #[derive(Debug, Clone, Deserialize)]
 pub(crate) struct Config {
+    #[serde(flatten)]
+    pub sizes: Sizes,
+    #[serde(default = "default_type_vocab")]
+    pub type_vocab_size: usize,
+    #[serde(default)]
+    pub pad_token_id: usize,
+    #[serde(default)]
+    pub position_embedding_type: Option<String>,
+}
+
+/// What every encoder's `config.json` says alike (BERT's and MPNet's): its sizes, activation
+/// and LayerNorm epsilon.
+#[derive(Debug, Clone, Deserialize)]
+pub(crate) struct Sizes {
     pub vocab_size: usize,
     pub hidden_size: usize,
     pub num_hidden_layers: usize,
@@ -30,14 +44,34 @@ pub(crate) struct Config {
     #[serde(default = "default_act")]
     pub hidden_act: String,
     pub max_position_embeddings: usize,
-    #[serde(default = "default_type_vocab")]
-    pub type_vocab_size: usize,
     #[serde(default = "default_eps")]
     pub layer_norm_eps: f64,
-    #[serde(default)]
-    pub pad_token_id: usize,
-    #[serde(default)]
-    pub position_embedding_type: Option<String>,
+}
+
+impl Sizes {
+    /// The activation and the transformer layers under `encoder.layer.<i>` of `vb`, their
+    /// weights named as `names` says; the hidden size must split into the heads.
+    pub(crate) fn load_layers(
+        &self,
+        vb: &VarBuilder<'_>,
+        names: &LayerNames,
+    ) -> candle_core::Result<(Act, Vec<Layer>)> {
+        let act = Act::parse(&self.hidden_act)?;
+        let (h, heads) = (self.hidden_size, self.num_attention_heads);
+        if heads == 0 || !h.is_multiple_of(heads) {
+            candle_core::bail!("hidden size {h} does not split into {heads} heads");
+        }
+        let dims = LayerDims {
+            hidden: h,
+            intermediate: self.intermediate_size,
+            heads,
+            eps: self.layer_norm_eps,
+        };
+        let layers = (0..self.num_hidden_layers)
+            .map(|i| Layer::load(vb.pp(format!("encoder.layer.{i}")), dims, names))
+            .collect::<candle_core::Result<Vec<_>>>()?;
+        Ok((act, layers))
+    }
 }
 
 fn default_act() -> String {
@@ -85,11 +119,11 @@ impl Act {
 
 /// The sizes a transformer layer is loaded with.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct LayerDims {
-    pub hidden: usize,
-    pub intermediate: usize,
-    pub heads: usize,
-    pub eps: f64,
+struct LayerDims {
+    hidden: usize,
+    intermediate: usize,
+    heads: usize,
+    eps: f64,
 }
 
 /// Where a layer's weights sit under `encoder.layer.<i>`, per architecture.
@@ -119,7 +153,6 @@ const BERT_LAYER: LayerNames = LayerNames {
 impl Bert {
     /// Loads the weights (named as Hugging Face's `BertModel`, with or without a `bert.` prefix).
     pub(crate) fn load(vb: VarBuilder<'_>, config: &Config) -> candle_core::Result<Self> {
-        let act = Act::parse(&config.hidden_act)?;
         if let Some(kind) = config
             .position_embedding_type
             .as_deref()
@@ -127,30 +160,19 @@ impl Bert {
         {
             candle_core::bail!("unsupported position_embedding_type {kind:?}");
         }
-        let (h, heads) = (config.hidden_size, config.num_attention_heads);
-        if heads == 0 || !h.is_multiple_of(heads) {
-            candle_core::bail!("hidden size {h} does not split into {heads} heads");
-        }
         let vb = if vb.contains_tensor("bert.embeddings.word_embeddings.weight") {
             vb.pp("bert")
         } else {
             vb
         };
-        let eps = config.layer_norm_eps;
+        let sizes = &config.sizes;
+        let (act, layers) = sizes.load_layers(&vb, &BERT_LAYER)?;
+        let (h, eps) = (sizes.hidden_size, sizes.layer_norm_eps);
         let emb = vb.pp("embeddings");
-        let dims = LayerDims {
-            hidden: h,
-            intermediate: config.intermediate_size,
-            heads,
-            eps,
-        };
-        let layers = (0..config.num_hidden_layers)
-            .map(|i| Layer::load(vb.pp(format!("encoder.layer.{i}")), dims, &BERT_LAYER))
-            .collect::<candle_core::Result<Vec<_>>>()?;
         Ok(Self {
-            word: candle_nn::embedding(config.vocab_size, h, emb.pp("word_embeddings"))?,
+            word: candle_nn::embedding(sizes.vocab_size, h, emb.pp("word_embeddings"))?,
             position: candle_nn::embedding(
-                config.max_position_embeddings,
+                sizes.max_position_embeddings,
                 h,
                 emb.pp("position_embeddings"),
             )?,
@@ -161,7 +183,7 @@ impl Bert {
             )?,
             embed_norm: candle_nn::layer_norm(h, eps, emb.pp("LayerNorm"))?,
             layers,
-            heads,
+            heads: sizes.num_attention_heads,
             act,
         })
     }
@@ -211,7 +233,7 @@ pub(crate) struct Layer {
 }
 
 impl Layer {
-    pub(crate) fn load(
+    fn load(
         vb: VarBuilder<'_>,
         dims: LayerDims,
         names: &LayerNames,

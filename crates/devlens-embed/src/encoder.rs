@@ -46,15 +46,15 @@ impl ModelConfig {
     /// The dimension of the token vectors, and so of the embeddings.
     pub(crate) fn hidden_size(&self) -> usize {
         match self {
-            Self::Bert(c) => c.hidden_size,
-            Self::MPNet(c) => c.hidden_size,
+            Self::Bert(c) => c.sizes.hidden_size,
+            Self::MPNet(c) => c.sizes.hidden_size,
         }
     }
 
     /// The most tokens the position table can take.
     pub(crate) fn max_tokens(&self) -> usize {
         match self {
-            Self::Bert(c) => c.max_position_embeddings,
+            Self::Bert(c) => c.sizes.max_position_embeddings,
             Self::MPNet(c) => c.max_tokens(),
         }
     }

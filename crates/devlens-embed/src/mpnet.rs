@@ -12,7 +12,7 @@ use candle_core::{Module, Tensor};
 use candle_nn::{Embedding, LayerNorm, VarBuilder};
 use serde::Deserialize;
 
-use crate::bert::{Act, Layer, LayerDims, LayerNames, mask_bias};
+use crate::bert::{Act, Layer, LayerNames, Sizes, mask_bias};
 
 /// Buckets of relative distance. Hugging Face's `MPNetEncoder.compute_position_bias` always
 /// uses 32, whatever `relative_attention_num_buckets` says (which sizes the weight table).
@@ -24,31 +24,15 @@ const MAX_DISTANCE: i64 = 128;
 /// The fields of a Hugging Face MPNet `config.json` the encoder needs.
 #[derive(Debug, Clone, Deserialize)]
 pub(crate) struct Config {
-    pub vocab_size: usize,
-    pub hidden_size: usize,
-    pub num_hidden_layers: usize,
-    pub num_attention_heads: usize,
-    pub intermediate_size: usize,
-    #[serde(default = "default_act")]
-    pub hidden_act: String,
-    pub max_position_embeddings: usize,
-    #[serde(default = "default_eps")]
-    pub layer_norm_eps: f64,
+    #[serde(flatten)]
+    pub sizes: Sizes,
     #[serde(default = "default_pad")]
     pub pad_token_id: usize,
     #[serde(default = "default_buckets")]
     pub relative_attention_num_buckets: usize,
 }
 
-fn default_act() -> String {
-    "gelu".into()
-}
-
 // `MPNetConfig`'s defaults.
-fn default_eps() -> f64 {
-    1e-12
-}
-
 fn default_pad() -> usize {
     1
 }
@@ -60,7 +44,8 @@ fn default_buckets() -> usize {
 impl Config {
     /// Tokens a text may have: positions start after `pad_token_id`.
     pub(crate) fn max_tokens(&self) -> usize {
-        self.max_position_embeddings
+        self.sizes
+            .max_position_embeddings
             .saturating_sub(self.pad_token_id + 1)
     }
 }
@@ -93,11 +78,6 @@ impl MPNet {
     /// Loads the weights (named as Hugging Face's `MPNetModel`, with or without an `mpnet.`
     /// prefix, as `MPNetForMaskedLM` saves them).
     pub(crate) fn load(vb: VarBuilder<'_>, config: &Config) -> candle_core::Result<Self> {
-        let act = Act::parse(&config.hidden_act)?;
-        let (h, heads) = (config.hidden_size, config.num_attention_heads);
-        if heads == 0 || !h.is_multiple_of(heads) {
-            candle_core::bail!("hidden size {h} does not split into {heads} heads");
-        }
         if (config.relative_attention_num_buckets as i64) < BUCKETS {
             candle_core::bail!(
                 "relative_attention_num_buckets {} is below the {BUCKETS} buckets MPNet uses",
@@ -109,24 +89,18 @@ impl MPNet {
         } else {
             vb
         };
+        let sizes = &config.sizes;
+        let (act, layers) = sizes.load_layers(&vb, &MPNET_LAYER)?;
+        let (h, heads) = (sizes.hidden_size, sizes.num_attention_heads);
         let emb = vb.pp("embeddings");
-        let dims = LayerDims {
-            hidden: h,
-            intermediate: config.intermediate_size,
-            heads,
-            eps: config.layer_norm_eps,
-        };
-        let layers = (0..config.num_hidden_layers)
-            .map(|i| Layer::load(vb.pp(format!("encoder.layer.{i}")), dims, &MPNET_LAYER))
-            .collect::<candle_core::Result<Vec<_>>>()?;
         Ok(Self {
-            word: candle_nn::embedding(config.vocab_size, h, emb.pp("word_embeddings"))?,
+            word: candle_nn::embedding(sizes.vocab_size, h, emb.pp("word_embeddings"))?,
             position: candle_nn::embedding(
-                config.max_position_embeddings,
+                sizes.max_position_embeddings,
                 h,
                 emb.pp("position_embeddings"),
             )?,
-            embed_norm: candle_nn::layer_norm(h, config.layer_norm_eps, emb.pp("LayerNorm"))?,
+            embed_norm: candle_nn::layer_norm(h, sizes.layer_norm_eps, emb.pp("LayerNorm"))?,
             layers,
             relative_bias: candle_nn::embedding(
                 config.relative_attention_num_buckets,

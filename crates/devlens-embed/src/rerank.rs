@@ -92,7 +92,7 @@ impl CrossEncoder {
 
         let (tokenizer, pad_id) = load_tokenizer(
             dir,
-            MAX_PAIR_TOKENS.min(config.max_position_embeddings),
+            MAX_PAIR_TOKENS.min(config.sizes.max_position_embeddings),
             config.pad_token_id,
         )
         .map_err(load_err)?;
@@ -111,7 +111,7 @@ impl CrossEncoder {
         }
         let weights_err =
             |e: candle_core::Error| load_err(format!("weights do not match config.json: {e}"));
-        let h = config.hidden_size;
+        let h = config.sizes.hidden_size;
         let classifier = candle_nn::linear(h, 1, vb.pp("classifier")).map_err(|e| {
             load_err(format!(
                 "classifier: {e} (the reranker takes a cross-encoder with one output, a \
