@@ -325,7 +325,7 @@ impl EmbeddingPlan {
     /// in a later paragraph of a long section, which the section's text never mentions. A chunk
     /// scores by the better of its two (crate::search). On held-out Python questions the second
     /// text took hit@5 from 0.67 to 0.83 (README, "Retrieval on questions nobody tuned for").
-    /// It costs: the passages are long, and embedding them takes ingest ~4x as long
+    /// It costs: the passages are long, and embedding them makes an ingest ~3.6x as long
     /// (`[docs] passage_vectors = false` leaves them out: `with_passages`).
     pub fn of(chunks: &[StoredChunk], with_passages: bool) -> Self {
         // Measured on the Node.js docs: 100 characters saved ~6% of the model's CPU time (same
