@@ -233,11 +233,7 @@ pub(crate) struct Layer {
 }
 
 impl Layer {
-    fn load(
-        vb: VarBuilder<'_>,
-        dims: LayerDims,
-        names: &LayerNames,
-    ) -> candle_core::Result<Self> {
+    fn load(vb: VarBuilder<'_>, dims: LayerDims, names: &LayerNames) -> candle_core::Result<Self> {
         let LayerDims {
             hidden: h,
             intermediate: inter,
