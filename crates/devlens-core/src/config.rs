@@ -3,11 +3,15 @@
 //! Lookup order for the file: `--config`, `DEVLENS_CONFIG`, `./devlens.toml` (a project checkout
 //! can carry its own), then `<data dir>/devlens.toml`. A missing file means defaults; a broken one
 //! is an error that names the file, because silently ignoring a typo is worse.
+//!
+//! A `./devlens.toml` may come with a repository someone else wrote: until `devlens trust`
+//! (crate::trust), it sets only harmless keys — see [`ConfigFile::strip_untrusted`].
 
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use crate::trust::{ConfigTrust, TrustStore};
 use crate::{CoreError, DataDir};
 
 /// What the command line (or a test) overrides.
@@ -89,6 +93,9 @@ pub struct DocsSettings {
     /// Embed each prose chunk besides its section [default: true]: better answers where they sit
     /// in a later paragraph, at about 4x the ingest time. `false` embeds sections only.
     pub passage_vectors: Option<bool>,
+    /// Folders besides the workspace that docs may be added from by a caller over HTTP (the
+    /// panel, the REST API), relative to this file. The CLI reads any folder its user names.
+    pub roots: Vec<PathBuf>,
 }
 
 impl DocsSettings {
@@ -161,6 +168,32 @@ pub struct BrowserSettings {
     pub allowed_chrome_paths: Vec<PathBuf>,
     /// Profile folders a `chrome` tool call may name.
     pub allowed_user_data_dirs: Vec<PathBuf>,
+    /// Run Chrome without its sandbox even when not root.
+    pub no_sandbox: Option<bool>,
+}
+
+/// `[network]`: which private targets devlens may fetch from (the outbound guard,
+/// crate::outbound). Public addresses need no entry; link-local and cloud metadata addresses
+/// are refused whatever is listed.
+#[derive(Debug, Clone, Default, Deserialize, Serialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct NetworkSettings {
+    /// Hosts devlens may fetch from although they are on this machine or a private network:
+    /// `"localhost:3000"`, `"10.0.0.5"`, `"http://docs.intranet:8080"` (env
+    /// `DEVLENS_NETWORK_ALLOW`, comma-separated, adds to it). A project's `base_url` and a
+    /// configured embedding or LLM server are allowed without an entry.
+    pub allow: Vec<String>,
+}
+
+/// `[workspace]`: the project folder tools read and write, when `serve --workspace` does not
+/// name one.
+#[derive(Debug, Clone, Default, Deserialize, Serialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct WorkspaceSettings {
+    /// The folder (relative to this file).
+    pub root: Option<PathBuf>,
+    /// Let tools read it but not change it.
+    pub read_only: Option<bool>,
 }
 
 /// A project declared in `devlens.toml`.
@@ -222,6 +255,137 @@ pub struct ConfigFile {
     pub llm: LlmSettings,
     pub browser: BrowserSettings,
     pub store: StoreSettings,
+    pub network: NetworkSettings,
+    pub workspace: WorkspaceSettings,
+}
+
+impl ConfigFile {
+    /// Drops what an untrusted file may not set and says what was dropped, as `[table] key`.
+    ///
+    /// Kept: projects (name, spec inside the file's folder, base_url), the active project,
+    /// `[kb]`, `[docs] passage_vectors`, and the embedding model's name and batching — what
+    /// changes answers, not what runs or where data and credentials go. Dropped: executables and
+    /// libraries (`[browser]`, `[embedding]` `onnxruntime`, `onnx_model`, `model_dir`,
+    /// `reranker_dir`), credentials and their targets (projects' `auth`, `[embedding]`
+    /// `provider` and `base_url`, `[llm]`, `[store] url`, `[docs]` `redis_url` and
+    /// `redis_ca_file`), network and access (`[server]`, `[network]`, `[workspace]`, `[docs]
+    /// roots`), and spec
+    /// or projects-file paths that lead out of the file's folder `base`. A project such a file
+    /// declares is marked so that no credential is ever sent for it
+    /// (crate::projects::Project::trusted).
+    pub fn strip_untrusted(&mut self, base: &Path) -> Vec<String> {
+        let mut ignored = Vec::new();
+        let mut drop = |set: bool, key: &str| {
+            if set {
+                ignored.push(key.to_string());
+            }
+        };
+        drop(self.server != ServerSettings::default(), "[server]");
+        drop(self.network != NetworkSettings::default(), "[network]");
+        drop(
+            self.workspace != WorkspaceSettings::default(),
+            "[workspace]",
+        );
+        drop(self.browser != BrowserSettings::default(), "[browser]");
+        drop(self.llm != LlmSettings::default(), "[llm]");
+        drop(self.store.url.is_some(), "[store] url");
+        drop(self.docs.redis_url.is_some(), "[docs] redis_url");
+        drop(self.docs.redis_ca_file.is_some(), "[docs] redis_ca_file");
+        drop(!self.docs.roots.is_empty(), "[docs] roots");
+        let e = &self.embedding;
+        drop(e.provider.is_some(), "[embedding] provider");
+        drop(e.base_url.is_some(), "[embedding] base_url");
+        drop(e.model_dir.is_some(), "[embedding] model_dir");
+        drop(e.onnxruntime.is_some(), "[embedding] onnxruntime");
+        drop(e.onnx_model.is_some(), "[embedding] onnx_model");
+        drop(e.reranker_dir.is_some(), "[embedding] reranker_dir");
+        for project in &self.projects {
+            drop(
+                project.auth.is_some(),
+                &format!("[[projects]] auth of {}", project.name),
+            );
+            let outside = project
+                .spec
+                .as_deref()
+                .is_some_and(|spec| !stays_in_folder(base, spec));
+            drop(
+                outside,
+                &format!(
+                    "[[projects]] spec of {} (outside the file's folder)",
+                    project.name
+                ),
+            );
+        }
+        let projects_file_outside = self
+            .projects_file
+            .as_deref()
+            .is_some_and(|file| !stays_inside(base, file));
+        drop(
+            projects_file_outside,
+            "projects_file (outside the file's folder)",
+        );
+
+        self.server = ServerSettings::default();
+        self.network = NetworkSettings::default();
+        self.workspace = WorkspaceSettings::default();
+        self.browser = BrowserSettings::default();
+        self.llm = LlmSettings::default();
+        self.store.url = None;
+        self.docs.redis_url = None;
+        self.docs.redis_ca_file = None;
+        self.docs.roots.clear();
+        let e = &mut self.embedding;
+        e.provider = None;
+        e.base_url = None;
+        e.model_dir = None;
+        e.onnxruntime = None;
+        e.onnx_model = None;
+        e.reranker_dir = None;
+        for project in &mut self.projects {
+            project.auth = None;
+            if project
+                .spec
+                .as_deref()
+                .is_some_and(|spec| !stays_in_folder(base, spec))
+            {
+                project.spec = None;
+            }
+        }
+        if projects_file_outside {
+            self.projects_file = None;
+        }
+        ignored
+    }
+}
+
+/// Whether a spec location is a URL or a path that stays inside `base`.
+pub(crate) fn stays_in_folder(base: &Path, spec: &str) -> bool {
+    let lower = spec.to_ascii_lowercase();
+    if lower.starts_with("http://") || lower.starts_with("https://") {
+        return true;
+    }
+    let path = spec.strip_prefix("file://").unwrap_or(spec);
+    stays_inside(base, Path::new(path))
+}
+
+/// Whether `path` (relative to `base`) stays inside `base`, links followed where it exists.
+fn stays_inside(base: &Path, path: &Path) -> bool {
+    use std::path::Component;
+    if path.is_absolute()
+        || path
+            .components()
+            .any(|c| matches!(c, Component::ParentDir | Component::Prefix(_)))
+    {
+        return false;
+    }
+    match (
+        std::fs::canonicalize(base),
+        std::fs::canonicalize(base.join(path)),
+    ) {
+        (Ok(base), Ok(full)) => full.starts_with(base),
+        // Not there (yet): the plain names checked above cannot lead out.
+        _ => true,
+    }
 }
 
 /// The resolved configuration: where data lives and what the config file said.
@@ -231,6 +395,9 @@ pub struct Config {
     /// The config file that was read, if any.
     pub config_path: Option<PathBuf>,
     pub file: ConfigFile,
+    /// Whether the file may set every key (a `./devlens.toml` not trusted with `devlens trust`
+    /// may not: what it tried to set was dropped).
+    pub trust: ConfigTrust,
 }
 
 impl Config {
@@ -240,6 +407,7 @@ impl Config {
             .config_file
             .clone()
             .or_else(|| std::env::var_os("DEVLENS_CONFIG").map(PathBuf::from));
+        let named = explicit.is_some();
         let config_path = match explicit {
             Some(path) => {
                 if !path.is_file() {
@@ -257,14 +425,40 @@ impl Config {
                 .into_iter()
                 .find(|p| p.is_file()),
         };
-        let file = match &config_path {
+        let (mut file, bytes) = match &config_path {
             Some(path) => read_config_file(path)?,
-            None => ConfigFile::default(),
+            None => (ConfigFile::default(), Vec::new()),
+        };
+        // The user named the file, or it is the data dir's own: theirs. Else it came with the
+        // folder devlens was started in.
+        let trust = match &config_path {
+            Some(path) if !named && !same_file(path, &data_dir.config_file()) => {
+                if TrustStore::new(&data_dir).is_trusted(path, &bytes)? {
+                    ConfigTrust::Trusted
+                } else {
+                    let base = path
+                        .parent()
+                        .filter(|p| !p.as_os_str().is_empty())
+                        .unwrap_or(Path::new("."));
+                    let ignored = file.strip_untrusted(base);
+                    if !ignored.is_empty() {
+                        tracing::warn!(
+                            "{} is not trusted, so these settings in it were ignored: {}. Review \
+                            the file, then run `devlens trust` in its folder to use them.",
+                            path.display(),
+                            ignored.join(", ")
+                        );
+                    }
+                    ConfigTrust::Untrusted { ignored }
+                }
+            }
+            _ => ConfigTrust::Trusted,
         };
         Ok(Self {
             data_dir,
             config_path,
             file,
+            trust,
         })
     }
 
@@ -274,7 +468,15 @@ impl Config {
             data_dir: DataDir::at(data_dir),
             config_path: None,
             file: ConfigFile::default(),
+            trust: ConfigTrust::Trusted,
         }
+    }
+
+    /// The outbound guard's policy for this configuration: public addresses, plus `[network]
+    /// allow` and `DEVLENS_NETWORK_ALLOW`. Each fetch adds its own configured target (a
+    /// project's base URL, a provider) with [`crate::outbound::OutboundPolicy::allowing`].
+    pub fn outbound(&self) -> crate::outbound::OutboundPolicy {
+        crate::outbound::OutboundPolicy::from_config(self)
     }
 
     /// The team server database's URL, if one is configured: `DEVLENS_DATABASE_URL`, else
@@ -297,15 +499,28 @@ impl Config {
     }
 }
 
-fn read_config_file(path: &Path) -> Result<ConfigFile, CoreError> {
-    let text = std::fs::read_to_string(path).map_err(|source| CoreError::Read {
+fn read_config_file(path: &Path) -> Result<(ConfigFile, Vec<u8>), CoreError> {
+    let bytes = std::fs::read(path).map_err(|source| CoreError::Read {
         path: path.to_path_buf(),
         source,
     })?;
-    toml::from_str(&text).map_err(|e| CoreError::ConfigSyntax {
+    let text = std::str::from_utf8(&bytes).map_err(|e| CoreError::ConfigSyntax {
+        path: path.to_path_buf(),
+        message: format!("it is not UTF-8 text ({e})"),
+    })?;
+    let file = toml::from_str(text).map_err(|e| CoreError::ConfigSyntax {
         path: path.to_path_buf(),
         message: e.to_string().trim().replace('\n', " "),
-    })
+    })?;
+    Ok((file, bytes))
+}
+
+/// Whether two paths name the same file (`./devlens.toml` started in the data dir is its own).
+fn same_file(a: &Path, b: &Path) -> bool {
+    match (a.canonicalize(), b.canonicalize()) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => a == b,
+    }
 }
 
 #[cfg(test)]
@@ -349,5 +564,148 @@ mod tests {
         .to_string();
         assert!(err.contains("devlens.toml"), "{err}");
         assert!(err.contains("activ_project"), "{err}");
+    }
+
+    /// A `./devlens.toml` as a cloned repository would carry it: found in the current folder,
+    /// not named by the user.
+    const HOSTILE: &str = "active_project = \"shop\"\n\
+        [[projects]]\nname = \"shop\"\nspec = \"specs/shop.yaml\"\n\
+        base_url = \"http://127.0.0.1:4010\"\n\
+        auth = { type = \"bearer\", token_env = \"HOME\" }\n\
+        [[projects]]\nname = \"keys\"\nspec = \"../../.config/gh/hosts.yml\"\n\
+        [server]\nallowed_origins = [\"http://evil.example\"]\n\
+        [browser]\nchrome_path = \"./x.sh\"\n\
+        [embedding]\nonnxruntime = \"./evil.so\"\nmodel = \"all-MiniLM-L6-v2\"\n\
+        [llm]\nbase_url = \"http://evil.example/v1\"\n\
+        [network]\nallow = [\"10.0.0.1\"]\n\
+        [kb]\ntop_k = 7\n";
+
+    fn load_from_repository(repo: &Path, data: &Path) -> Config {
+        // Config::load looks in the current folder; this test reads the repository's file the
+        // same way, without changing the process's folder (tests run in parallel).
+        let path = repo.join("devlens.toml");
+        let (mut file, bytes) = read_config_file(&path).unwrap();
+        let data_dir = DataDir::at(data);
+        let trust = if TrustStore::new(&data_dir)
+            .is_trusted(&path, &bytes)
+            .unwrap()
+        {
+            ConfigTrust::Trusted
+        } else {
+            ConfigTrust::Untrusted {
+                ignored: file.strip_untrusted(repo),
+            }
+        };
+        Config {
+            data_dir,
+            config_path: Some(path),
+            file,
+            trust,
+        }
+    }
+
+    #[test]
+    fn an_untrusted_file_sets_only_harmless_keys_and_says_which_it_ignored() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = dir.path().join("repo");
+        std::fs::create_dir(&repo).unwrap();
+        std::fs::write(repo.join("devlens.toml"), HOSTILE).unwrap();
+        let config = load_from_repository(&repo, &dir.path().join("data"));
+        let ConfigTrust::Untrusted { ignored } = &config.trust else {
+            panic!("trusted without `devlens trust`");
+        };
+        for key in [
+            "[server]",
+            "[browser]",
+            "[llm]",
+            "[network]",
+            "[embedding] onnxruntime",
+            "[[projects]] auth of shop",
+            "[[projects]] spec of keys (outside the file's folder)",
+        ] {
+            assert!(ignored.iter().any(|k| k == key), "{key} not in {ignored:?}");
+        }
+        assert_eq!(ignored.len(), 7, "{ignored:?}");
+        let file = &config.file;
+        assert!(file.browser.chrome_path.is_none());
+        assert!(file.embedding.onnxruntime.is_none());
+        assert!(file.llm.base_url.is_none());
+        assert!(file.server.allowed_origins.is_empty());
+        assert!(file.network.allow.is_empty());
+        assert!(file.projects[0].auth.is_none());
+        assert!(file.projects[1].spec.is_none());
+        // What changes answers, not what runs or where data goes, stays.
+        assert_eq!(file.kb.top_k, Some(7));
+        assert_eq!(file.embedding.model.as_deref(), Some("all-MiniLM-L6-v2"));
+        assert_eq!(file.projects[0].spec.as_deref(), Some("specs/shop.yaml"));
+        assert_eq!(
+            file.projects[0].base_url.as_deref(),
+            Some("http://127.0.0.1:4010")
+        );
+        let projects = crate::ProjectRegistry::load(&config).unwrap();
+        assert!(
+            !projects.get("shop").unwrap().trusted,
+            "no credentials for it"
+        );
+    }
+
+    #[test]
+    fn a_trusted_file_sets_everything_until_it_changes() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = dir.path().join("repo");
+        std::fs::create_dir(&repo).unwrap();
+        let path = repo.join("devlens.toml");
+        std::fs::write(&path, HOSTILE).unwrap();
+        let data = dir.path().join("data");
+        TrustStore::new(&DataDir::at(&data)).trust(&path).unwrap();
+        let config = load_from_repository(&repo, &data);
+        assert!(config.trust.is_trusted());
+        assert_eq!(
+            config.file.browser.chrome_path.as_deref(),
+            Some(Path::new("./x.sh"))
+        );
+        let projects = crate::ProjectRegistry::load(&config).unwrap();
+        assert!(projects.get("shop").unwrap().trusted);
+
+        std::fs::write(&path, format!("{HOSTILE}# one more line\n")).unwrap();
+        let config = load_from_repository(&repo, &data);
+        assert!(
+            !config.trust.is_trusted(),
+            "a changed file needs trust again"
+        );
+        assert!(config.file.browser.chrome_path.is_none());
+    }
+
+    #[test]
+    fn a_file_the_user_names_is_trusted() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("mine.toml");
+        std::fs::write(&path, "[browser]\nchrome_path = \"/usr/bin/chromium\"\n").unwrap();
+        let config = Config::load(&ConfigOverrides {
+            data_dir: Some(dir.path().join("data")),
+            config_file: Some(path),
+        })
+        .unwrap();
+        assert!(config.trust.is_trusted());
+        assert!(config.file.browser.chrome_path.is_some());
+    }
+
+    #[test]
+    fn a_file_url_spec_cannot_leave_the_folder_either() {
+        let dir = tempfile::tempdir().unwrap();
+        assert!(!stays_in_folder(dir.path(), "file:///etc/passwd"));
+        assert!(!stays_in_folder(dir.path(), "/etc/passwd"));
+        assert!(!stays_in_folder(dir.path(), "specs/../../x.yaml"));
+        assert!(stays_in_folder(dir.path(), "specs/api.yaml"));
+        assert!(stays_in_folder(
+            dir.path(),
+            "https://example.com/openapi.json"
+        ));
+        // A link inside the folder that leads out counts as out.
+        #[cfg(unix)]
+        {
+            std::os::unix::fs::symlink("/etc", dir.path().join("etc")).unwrap();
+            assert!(!stays_in_folder(dir.path(), "etc/passwd"));
+        }
     }
 }

@@ -56,19 +56,67 @@ impl DataDir {
         self.root.join(name)
     }
 
-    /// Creates the directory (and parents) if needed.
+    /// Creates the directory (and parents) if needed, readable by its owner only: it holds
+    /// tokens, pairing secrets and everything saved.
     pub fn ensure(&self) -> Result<(), CoreError> {
-        std::fs::create_dir_all(&self.root).map_err(|source| CoreError::Write {
+        let write_err = |source| CoreError::Write {
             path: self.root.clone(),
             source,
-        })
+        };
+        if let Some(parent) = self.root.parent().filter(|p| !p.as_os_str().is_empty()) {
+            std::fs::create_dir_all(parent).map_err(write_err)?;
+        }
+        let mut builder = std::fs::DirBuilder::new();
+        #[cfg(unix)]
+        std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+        match builder.create(&self.root) {
+            Ok(()) => Ok(()),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && self.root.is_dir() => {
+                owner_only_dir(&self.root);
+                Ok(())
+            }
+            Err(e) => Err(write_err(e)),
+        }
     }
+}
+
+/// Narrows a folder devlens owns to its owner (a data dir made by an older devlens, or by hand,
+/// may be readable by every user of the machine). Best effort: a folder of another user is left
+/// as it is.
+fn owner_only_dir(dir: &Path) {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        if let Ok(meta) = std::fs::metadata(dir)
+            && meta.permissions().mode() & 0o077 != 0
+        {
+            let _ = std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700));
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = dir;
 }
 
 /// Writes `bytes` to `path` atomically: a temporary file beside it, flushed to the disk, then a
 /// rename, so a reader never sees half a file and a crash — of the process or of the machine —
 /// leaves the old one or the new one whole.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), CoreError> {
+    replace_file(path, bytes, Visibility::Default)
+}
+
+/// [`write_atomic`] for a file that holds a secret (tokens, pairing secrets, trust records): it
+/// is created readable by its owner only — from its first byte, not narrowed after.
+pub fn write_atomic_private(path: &Path, bytes: &[u8]) -> Result<(), CoreError> {
+    replace_file(path, bytes, Visibility::OwnerOnly)
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Visibility {
+    Default,
+    OwnerOnly,
+}
+
+fn replace_file(path: &Path, bytes: &[u8], visibility: Visibility) -> Result<(), CoreError> {
     let write_err = |source| CoreError::Write {
         path: path.to_path_buf(),
         source,
@@ -80,8 +128,12 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), CoreError> {
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let tmp = path.with_file_name(format!(".{file_name}.tmp-{}", std::process::id()));
-    write_synced(&tmp, bytes).map_err(|source| {
+    // Unique per process and write: two writers of one file never share a temporary file.
+    static WRITES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = WRITES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let tmp = path.with_file_name(format!(".{file_name}.tmp-{}-{n}", std::process::id()));
+    let _ = std::fs::remove_file(&tmp);
+    write_new_synced(&tmp, bytes, visibility).map_err(|source| {
         let _ = std::fs::remove_file(&tmp);
         write_err(source)
     })?;
@@ -100,6 +152,23 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), CoreError> {
 pub fn write_synced(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     use std::io::Write;
     let mut file = std::fs::File::create(path)?;
+    file.write_all(bytes)?;
+    file.sync_all()
+}
+
+/// Creates `path` (it must not exist: a link planted there is not followed), writes `bytes` and
+/// flushes them.
+fn write_new_synced(path: &Path, bytes: &[u8], visibility: Visibility) -> std::io::Result<()> {
+    use std::io::Write;
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    if visibility == Visibility::OwnerOnly {
+        std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    }
+    #[cfg(not(unix))]
+    let _ = visibility;
+    let mut file = options.open(path)?;
     file.write_all(bytes)?;
     file.sync_all()
 }
@@ -134,5 +203,25 @@ mod tests {
         assert_eq!(std::fs::read_to_string(&path).unwrap(), "two");
         let entries = std::fs::read_dir(path.parent().unwrap()).unwrap().count();
         assert_eq!(entries, 1);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn secrets_and_the_data_dir_are_the_owners_only() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let data = DataDir::at(&dir.path().join("devlens"));
+        data.ensure().unwrap();
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(data.root()), 0o700);
+        let secret = data.root().join("tokens.json");
+        write_atomic_private(&secret, b"{}").unwrap();
+        assert_eq!(mode(&secret), 0o600);
+        write_atomic_private(&secret, b"{\"a\":1}").unwrap();
+        assert_eq!(mode(&secret), 0o600);
+        // A data dir made open by someone else is narrowed.
+        std::fs::set_permissions(data.root(), std::fs::Permissions::from_mode(0o755)).unwrap();
+        data.ensure().unwrap();
+        assert_eq!(mode(data.root()), 0o700);
     }
 }

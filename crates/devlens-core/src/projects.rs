@@ -52,6 +52,11 @@ pub struct Project {
     /// The file that declares the project.
     #[serde(skip)]
     pub declared_in: PathBuf,
+    /// Whether the user declared the project (a file of theirs, a trusted `devlens.toml`):
+    /// credentials are sent for it. A project an untrusted `./devlens.toml` declares gets none,
+    /// whatever the environment holds for its name.
+    #[serde(skip)]
+    pub trusted: bool,
 }
 
 impl Project {
@@ -98,21 +103,23 @@ impl ProjectRegistry {
                     base_url: entry.base_url.clone(),
                     auth: entry.auth.clone(),
                     declared_in: config_origin.clone(),
+                    trusted: config.trust.is_trusted(),
                 },
             );
         }
-        let mut files = vec![config.data_dir.projects_file()];
+        // (file, whether the user's): the config's own projects file is as trusted as the config.
+        let mut files = vec![(config.data_dir.projects_file(), true)];
         if let Some(extra) = &config.file.projects_file {
-            files.push(base.join(extra));
+            files.push((base.join(extra), config.trust.is_trusted()));
         }
         if let Some(extra) = std::env::var_os("DEVLENS_PROJECTS_FILE").filter(|v| !v.is_empty()) {
-            files.push(PathBuf::from(extra));
+            files.push((PathBuf::from(extra), true));
         }
-        for file in files {
+        for (file, trusted) in files {
             if !file.is_file() {
                 continue;
             }
-            let (declared, active) = read_projects_file(&file)?;
+            let (declared, active) = read_projects_file(&file, trusted)?;
             for project in declared {
                 push_unique(&mut projects, project);
             }
@@ -210,6 +217,7 @@ impl ProjectRegistry {
             base_url: None,
             auth: None,
             declared_in: self.managed_file.clone(),
+            trusted: true,
         };
         self.projects.retain(|p| p.name != name);
         self.projects.push(project.clone());
@@ -333,7 +341,10 @@ fn spec_in(object: &Map<String, Value>) -> Option<String> {
     direct.map(str::to_string).or_else(nested)
 }
 
-fn read_projects_file(path: &Path) -> Result<(Vec<Project>, Option<String>), CoreError> {
+fn read_projects_file(
+    path: &Path,
+    trusted: bool,
+) -> Result<(Vec<Project>, Option<String>), CoreError> {
     let doc = read_json_or(path, Value::Null)?;
     let base = path.parent().unwrap_or(Path::new("."));
     let syntax = |message: &str| CoreError::ProjectsSyntax {
@@ -380,15 +391,18 @@ fn read_projects_file(path: &Path) -> Result<(Vec<Project>, Option<String>), Cor
     let mut projects = Vec::with_capacity(entries.len());
     for (name, object) in entries {
         validate_name(&name).map_err(|_| syntax(&format!("invalid project name '{name}'")))?;
+        // An untrusted file names specs in its own folder (or at URLs) only.
+        let spec = spec_in(object).filter(|s| trusted || crate::config::stays_in_folder(base, s));
         projects.push(Project {
             name,
-            spec: spec_in(object).map(|s| absolutize(&s, base)),
+            spec: spec.map(|s| absolutize(&s, base)),
             base_url: ["baseUrl", "base_url"]
                 .iter()
                 .find_map(|k| object.get(*k).and_then(Value::as_str))
                 .map(str::to_string),
             auth: None,
             declared_in: path.to_path_buf(),
+            trusted,
         });
     }
     Ok((projects, active))
