@@ -19,6 +19,49 @@ pub fn spec_selector(project: Option<String>, spec: Option<String>) -> SpecSelec
     }
 }
 
+/// The spec a tool call or an HTTP request names, confined: a file only inside the workspace
+/// (every path a request names is, as file tools' are) and, over HTTP (`remote`), no URL at all —
+/// any local process or token holder could otherwise make devlens read a file or fetch an
+/// address of their choosing. Projects are how a server's owner names specs elsewhere. The CLI
+/// uses [`spec_selector`]: its user names what they like.
+pub fn confined_spec_selector(
+    project: Option<String>,
+    spec: Option<String>,
+    workspace: &devlens_workspace::Workspace,
+    remote: bool,
+) -> Result<SpecSelector, AppError> {
+    let mut selector = spec_selector(project, spec);
+    let Some(spec) = selector.spec.take() else {
+        return Ok(selector);
+    };
+    let lower = spec.to_ascii_lowercase();
+    if lower.starts_with("http://") || lower.starts_with("https://") {
+        if remote {
+            return Err(AppError::new(
+                devlens_core::ErrorKind::Forbidden,
+                format!(
+                    "over HTTP, `spec` takes a spec file in the workspace, not a URL ({spec}): \
+                     ask the server's owner to add it as a project (`devlens project add NAME \
+                     URL`) and pass `projectName`"
+                ),
+            ));
+        }
+        selector.spec = Some(spec);
+        return Ok(selector);
+    }
+    let path = spec.strip_prefix("file://").unwrap_or(&spec);
+    let resolved = workspace
+        .resolve(path, devlens_workspace::Access::Read)
+        .map_err(|e| {
+            AppError::invalid(format!(
+                "{e} A spec outside the workspace can be added as a project by the server's \
+                 owner (`devlens project add NAME PATH`)."
+            ))
+        })?;
+    selector.spec = Some(resolved.path.display().to_string());
+    Ok(selector)
+}
+
 /// The endpoint a call names: by operationId, or by method and path — exactly one of the two.
 pub fn endpoint_ref(
     operation_id: Option<String>,

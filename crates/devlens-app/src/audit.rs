@@ -102,7 +102,8 @@ impl Report for PerformanceReport {
     }
 }
 
-/// `audit_performance`. Paths a trace is saved to are confined to the workspace.
+/// `audit_performance`. Paths a trace or heap snapshot is saved to are confined to the
+/// workspace or the artifacts folder.
 pub async fn performance(
     app: &crate::App,
     ws: &Workspace,
@@ -120,7 +121,8 @@ pub async fn performance(
     }
     let save = output_path(ws, args.save_trace)?;
     let save_snapshot = output_path(ws, args.save_snapshot)?;
-    let tab = tab(app, &args.connection).await?;
+    // Checked again as the trace or snapshot is written: see `Tab::writing_in`.
+    let tab = tab(app, &args.connection).await?.writing_in(ws.places());
     let phase = args.phase.unwrap_or_default();
     Ok(match args.measure {
         Measure::Vitals => PerformanceReport::Vitals(tab.vitals(phase == Phase::Reload).await?),

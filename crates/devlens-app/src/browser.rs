@@ -3,11 +3,16 @@
 //! [`devlens_browser`]. A page tool acts on the tab `connectionId` names, or the active tab of
 //! the active connection.
 //!
-//! Two rules live here because a tool call must not be able to break out through a browser:
+//! Three rules live here because a tool call must not be able to break out through a browser:
 //! every file a call writes (a screenshot, a saved response body) is confined to the workspace
-//! or the data dir, and the executable and profile a launch uses come from the server's
-//! configuration (`[browser]`, `CHROME_PATH`), or from its allowed lists, never freely from the
-//! call.
+//! or the artifacts folder — checked when the call arrives, and again as the file is written
+//! ([`Tab::writing_in`]); the local files a page may open (`file:` URLs) are those same places
+//! only — checked when a call names one ([`check_file_url`]), and for everything a page loads
+//! afterwards by the browser itself ([`BrowserSessions::confine_files`]); and the executable and
+//! profile a launch uses come from the server's configuration (`[browser]`, `CHROME_PATH`), or
+//! from its allowed lists, never freely from the call.
+//!
+//! [`BrowserSessions::confine_files`]: devlens_browser::BrowserSessions::confine_files
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -21,9 +26,9 @@ use devlens_browser::{
     Disconnected, ElementList, ElementQuery, ElementState, ElementTarget, EmulationRequest,
     EmulationState, EvaluateOptions, Evaluation, ImageFormat, LaunchOptions, MouseButton,
     Navigation, NavigationOutcome, NetworkPage, NetworkProfile, NetworkQuery, NewTab,
-    RequestDetails, Screenshot, ScreenshotRequest, ScreenshotScope, ScrollDirection, ScrollRequest,
-    Snapshot, SnapshotOptions, Tab, TabInfo, TabList, TabSelector, ViewportSize, WaitCondition,
-    WaitOutcome,
+    RequestDetails, Sandbox, Screenshot, ScreenshotRequest, ScreenshotScope, ScrollDirection,
+    ScrollRequest, Snapshot, SnapshotOptions, Tab, TabInfo, TabList, TabSelector, ViewportSize,
+    WaitCondition, WaitOutcome,
 };
 use devlens_workspace::{Access, Workspace};
 
@@ -530,6 +535,41 @@ fn millis(ms: Option<u64>) -> Option<Duration> {
     ms.map(Duration::from_millis)
 }
 
+/// A `file:` URL a call asks the browser to open: allowed only for a file or folder inside the
+/// workspace or devlens' artifacts folder (resolved with symlinks followed, as every path a
+/// tool names). Any other URL passes: web pages cannot load local files, and the browser checks
+/// every `file:` load a page makes itself.
+pub(crate) fn check_file_url(ws: &Workspace, url: &str) -> Result<(), AppError> {
+    let refused = |why: String| {
+        AppError::invalid(format!(
+            "`{}` was not opened: the browser opens local files only inside the workspace ({}) \
+             or devlens' artifacts folder ({}), and {why}. Put the file in the workspace, or \
+             serve it over http (your dev server) and open that URL.",
+            url.trim(),
+            ws.root().display(),
+            ws.places().artifacts().display()
+        ))
+    };
+    match devlens_browser::file_url_path(url) {
+        Ok(None) => Ok(()),
+        Ok(Some(path)) => match ws.resolve(&path, Access::Read) {
+            Ok(_) => Ok(()),
+            Err(_) => Err(refused(format!("{path} is not"))),
+        },
+        Err(why) => Err(refused(why)),
+    }
+}
+
+/// What `[browser] no_sandbox` asks of a launch: Chrome's sandbox stays on unless devlens runs
+/// as root, or the configuration turns it off.
+pub fn sandbox_setting(no_sandbox: bool) -> Sandbox {
+    if no_sandbox {
+        Sandbox::Disabled
+    } else {
+        Sandbox::Auto
+    }
+}
+
 /// Where a call may write a file it names: inside the workspace or the data dir.
 pub(crate) fn output_path(
     ws: &Workspace,
@@ -575,6 +615,8 @@ fn allowed_path(
 pub async fn chrome(app: &App, args: ChromeArgs) -> Result<ConnectionInfo, AppError> {
     let browser = app.browser();
     let connection_id = non_blank(args.connection_id).map(|s| s.trim().to_string());
+    // Pages of a browser a tool call drives open local files only where its tools may read.
+    browser.confine_files(app.workspace()?.places());
     match args.action {
         ChromeAction::Launch => {
             if non_blank(args.endpoint).is_some() {
@@ -600,6 +642,7 @@ pub async fn chrome(app: &App, args: ChromeArgs) -> Result<ConnectionInfo, AppEr
                     "allowed_user_data_dirs",
                 )?,
                 connection_id,
+                sandbox: sandbox_setting(settings.no_sandbox.unwrap_or(false)),
                 ..LaunchOptions::default()
             };
             Ok(browser.launch(&options).await?)
@@ -672,6 +715,9 @@ pub async fn target(app: &App, args: TargetArgs) -> Result<TargetOutcome, AppErr
             ));
         }
         (TargetAction::New, _) => {
+            if let Some(url) = &args.url {
+                check_file_url(&*app.workspace()?, url)?;
+            }
             TargetOutcome::Opened(Box::new(browser.new_tab(conn, args.url.as_deref()).await?))
         }
         (TargetAction::Close, sel) => {
@@ -693,6 +739,9 @@ pub async fn navigate(app: &App, args: NavigateArgs) -> Result<NavigationOutcome
             ));
         }
     };
+    if let Navigation::Url(url) = &to {
+        check_file_url(&*app.workspace()?, url)?;
+    }
     let (tab, _turn) = acting_tab(app, &args.connection).await?;
     Ok(tab.navigate(&to, millis(args.timeout_ms)).await?)
 }
@@ -885,6 +934,7 @@ pub async fn network_request(
     };
     Ok(tab(app, &args.connection)
         .await?
+        .writing_in(ws.places())
         .network_request(&id, &options)
         .await?)
 }
@@ -912,6 +962,7 @@ pub async fn screenshot(
     };
     Ok(tab(app, &args.connection)
         .await?
+        .writing_in(ws.places())
         .screenshot(&request)
         .await?)
 }

@@ -6,6 +6,12 @@
 //! devlens.toml, `baseUrl` in a projects file) or from environment variables named after it
 //! (`DEVLENS_<PROJECT>_BASE_URL`, `_TOKEN`, `_API_KEY`, `_USERNAME` + `_PASSWORD`); secrets
 //! only ever from the environment.
+//!
+//! Credentials go only to the project's own hosts: a call carries them only when it goes to the
+//! origin of the project's configured base URL or of one of the spec's servers; a caller's
+//! `baseUrl` elsewhere is sent without them (and says so), and a project that an untrusted
+//! `./devlens.toml` declares gets none. Every call passes the outbound guard, which lets it
+//! reach a private host only when that host is the project's (or `[network] allow` lists it).
 
 use std::sync::Arc;
 
@@ -193,6 +199,14 @@ pub struct CallEndpoint {
     /// Send it: None sends safe methods (GET, HEAD, OPTIONS) and shows the others as a dry
     /// run; true sends any method; false never sends.
     pub execute: Option<bool>,
+    /// The caller may only read (a read token): nothing is sent, whatever `execute` says.
+    pub dry_run_only: bool,
+}
+
+/// The origin (`scheme://host:port`) of a URL, for comparing where a call goes.
+fn origin_of(url: &str) -> Option<String> {
+    let parsed = url::Url::parse(url.trim()).ok()?;
+    matches!(parsed.scheme(), "http" | "https").then(|| parsed.origin().ascii_serialization())
 }
 
 /// Checks the arguments against the operation, builds the request, and sends it when asked.
@@ -204,9 +218,46 @@ pub async fn call_endpoint(app: &App, request: CallEndpoint) -> Result<CallOutco
     })?;
     let project = project_of(app, &request.selector)?;
     let spec = app.api().open(&request.selector).await?;
+    // The project's own hosts: its configured base URL and the spec's servers.
+    let configured = base_url(None, project.as_ref());
+    let own_hosts: Vec<String> = configured
+        .iter()
+        .cloned()
+        .chain(spec.server_urls())
+        .filter_map(|u: String| origin_of(&u))
+        .collect();
+    let base = base_url(request.base_url.clone(), project.as_ref());
+    let mut notes: Vec<String> = Vec::new();
+    let mut credentials = auth(project.as_ref(), &spec)?;
+    if credentials.is_some() {
+        let goes_to = base
+            .clone()
+            .or_else(|| spec.server_urls().into_iter().next())
+            .and_then(|b| origin_of(&b));
+        if project.as_ref().is_some_and(|p| !p.trusted) {
+            credentials = None;
+            notes.push(
+                "sent without the project's credentials: the project comes from a devlens.toml \
+                 that is not trusted (review it, then run `devlens trust` in its folder)"
+                    .into(),
+            );
+        } else if !goes_to.as_ref().is_some_and(|o| own_hosts.contains(o)) {
+            credentials = None;
+            notes.push(format!(
+                "sent without the project's credentials: {} is not one of the project's hosts \
+                 ({}); credentials go only to its base_url and the spec's servers",
+                goes_to.as_deref().unwrap_or("that base URL"),
+                if own_hosts.is_empty() {
+                    "none configured".to_string()
+                } else {
+                    own_hosts.join(", ")
+                }
+            ));
+        }
+    }
     let target = CallTarget {
-        base_url: base_url(request.base_url.clone(), project.as_ref()),
-        auth: auth(project.as_ref(), &spec)?,
+        base_url: base,
+        auth: credentials,
         base_url_env: project.as_ref().map_or_else(
             || "DEVLENS_<PROJECT>_BASE_URL".to_string(),
             |p| format!("{}BASE_URL", p.env_prefix()),
@@ -222,11 +273,16 @@ pub async fn call_endpoint(app: &App, request: CallEndpoint) -> Result<CallOutco
         .prepare_call(&endpoint, &args, &target)
         .map_err(spec_error)?;
     let send = match request.execute {
+        _ if request.dry_run_only => false,
         Some(asked) => asked,
         None => is_safe_method(&prepared.method),
     };
     if !send {
-        let note = if request.execute == Some(false) {
+        let note = if request.dry_run_only {
+            "dry run: this token may only read, so nothing is sent; a write token (`devlens \
+             token create --scope write`) sends it"
+                .to_string()
+        } else if request.execute == Some(false) {
             "dry run, as asked".to_string()
         } else {
             format!(
@@ -234,9 +290,29 @@ pub async fn call_endpoint(app: &App, request: CallEndpoint) -> Result<CallOutco
                 prepared.method
             )
         };
-        return Ok(prepared.dry_run(note));
+        return Ok(with_notes(prepared.dry_run(note), notes));
     }
-    spec.send_call(&prepared).await.map_err(spec_error)
+    // The project's own hosts may be private (a backend on localhost:3000); nothing else
+    // private is reached unless `[network] allow` lists it.
+    let mut policy = app.config().outbound();
+    for host in &own_hosts {
+        policy.allow(host);
+    }
+    let outcome = spec
+        .send_call(&prepared, &policy)
+        .await
+        .map_err(spec_error)?;
+    Ok(with_notes(outcome, notes))
+}
+
+/// `outcome` with `notes` put before its own note.
+fn with_notes(mut outcome: CallOutcome, mut notes: Vec<String>) -> CallOutcome {
+    if notes.is_empty() {
+        return outcome;
+    }
+    notes.extend(outcome.note.take());
+    outcome.note = Some(notes.join("; "));
+    outcome
 }
 
 /// The project's credentials: its `[auth]` with the variables it names, or the

@@ -78,6 +78,16 @@ pub struct AddDocs {
 }
 
 impl AddDocs {
+    /// The ingest request of a caller over HTTP (the panel, the REST API), who may name a folder
+    /// only inside the workspace or a `[docs] roots` folder; a relative path is relative to the
+    /// workspace.
+    pub fn into_confined_request(mut self, app: &crate::App) -> Result<IngestRequest, AppError> {
+        if let Some(path) = self.path.as_deref().filter(|p| !p.trim().is_empty()) {
+            self.path = Some(confined_docs_folder(app, path)?);
+        }
+        self.into_request()
+    }
+
     /// The ingest request, checked before anything is read or fetched: an id is there and well
     /// formed, and exactly one source is given.
     pub fn into_request(self) -> Result<IngestRequest, AppError> {
@@ -170,6 +180,36 @@ pub fn remove(docs: &Docs, id: &str, version: Option<&str>) -> Result<RemovedDoc
         version: version.map(str::to_string),
         removed: true,
     })
+}
+
+/// `path` resolved inside a configured docs root or the workspace, or why it may not be read.
+fn confined_docs_folder(app: &crate::App, path: &str) -> Result<String, AppError> {
+    let config = app.config();
+    if let Ok(canonical) = std::fs::canonicalize(path) {
+        let in_a_root = config.file.docs.roots.iter().any(|root| {
+            std::fs::canonicalize(config.base_dir().join(root))
+                .is_ok_and(|root| canonical.starts_with(root))
+        });
+        if in_a_root {
+            return Ok(canonical.display().to_string());
+        }
+    }
+    let workspace = app.workspace().map_err(|e| {
+        AppError::invalid(format!(
+            "docs can be added from a folder over HTTP only inside the workspace or a `[docs] \
+             roots` folder, and there is no workspace: {e}"
+        ))
+    })?;
+    let resolved = workspace
+        .resolve(path, devlens_workspace::Access::Read)
+        .map_err(|e| {
+            AppError::invalid(format!(
+                "{e} Over HTTP, docs are added from folders inside the workspace or a folder \
+                 listed in `[docs] roots` of a trusted devlens.toml (the CLI, `devlens docs add`, \
+                 reads any folder)."
+            ))
+        })?;
+    Ok(resolved.path.display().to_string())
 }
 
 #[cfg(test)]

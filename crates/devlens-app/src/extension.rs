@@ -16,7 +16,7 @@ use std::time::SystemTime;
 
 use serde::{Deserialize, Serialize};
 
-use devlens_core::{DataDir, ErrorKind, Report, clock, paths::write_atomic};
+use devlens_core::{DataDir, ErrorKind, Report, clock, paths::write_atomic_private};
 
 use crate::AppError;
 
@@ -235,8 +235,8 @@ impl ExtensionPairing {
     fn write(&self, file: &PairingFile) -> Result<(), AppError> {
         let json = serde_json::to_vec_pretty(file)
             .map_err(|e| AppError::new(ErrorKind::Internal, e.to_string()))?;
-        write_atomic(&self.path, &json)?;
-        owner_only(&self.path);
+        // Owner-only from its first byte: it holds secrets.
+        write_atomic_private(&self.path, &json)?;
         Ok(())
     }
 }
@@ -329,17 +329,6 @@ fn read(path: &Path) -> Result<PairingFile, AppError> {
 
 fn modified(path: &Path) -> Option<SystemTime> {
     std::fs::metadata(path).and_then(|m| m.modified()).ok()
-}
-
-/// Keeps the token from other users of the machine.
-pub(crate) fn owner_only(path: &Path) {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        let _ = std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600));
-    }
-    #[cfg(not(unix))]
-    let _ = path;
 }
 
 #[cfg(test)]

@@ -56,6 +56,43 @@ pub use devlens_browser::BrowserSessions;
 pub use devlens_core::{Classify, ErrorKind, Report};
 pub use error::AppError;
 
+/// Which folder is the workspace, and whether the user chose it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WorkspaceChoice {
+    pub root: PathBuf,
+    pub read_only: bool,
+    /// Named by `--workspace`/`DEVLENS_WORKSPACE` or `[workspace] root`; otherwise the folder
+    /// devlens was started in, which may turn out unfit (`/`, a home folder), leaving the file
+    /// tools without a workspace rather than the server without a start.
+    pub explicit: bool,
+}
+
+impl WorkspaceChoice {
+    /// `--workspace` (`flag`), else `[workspace] root` (relative to the config file; only a
+    /// trusted file may set it), else the current directory.
+    pub fn resolve(config: &Config, flag: Option<&Path>, read_only_flag: bool) -> Self {
+        let read_only = read_only_flag || config.file.workspace.read_only.unwrap_or(false);
+        let configured = config
+            .file
+            .workspace
+            .root
+            .as_ref()
+            .map(|root| config.base_dir().join(root));
+        match flag.map(Path::to_path_buf).or(configured) {
+            Some(root) => Self {
+                root,
+                read_only,
+                explicit: true,
+            },
+            None => Self {
+                root: PathBuf::from("."),
+                read_only,
+                explicit: false,
+            },
+        }
+    }
+}
+
 /// The services of a running devlens. One per process, shared (behind an `Arc`) by every MCP
 /// session, HTTP request and CLI command.
 pub struct App {
@@ -69,6 +106,9 @@ pub struct App {
     /// The project folder tools read and write (default: the current directory).
     workspace_root: PathBuf,
     read_only_workspace: bool,
+    /// The user named the workspace (`--workspace`, `[workspace] root`): an unfit one is an
+    /// error, not an artifacts-only workspace.
+    workspace_explicit: bool,
     workspace: Mutex<Option<Arc<Workspace>>>,
     /// Which Chrome extensions may call this server.
     extension: extension::ExtensionPairing,
@@ -117,6 +157,7 @@ impl App {
             browser: BrowserSessions::new(),
             workspace_root: PathBuf::from("."),
             read_only_workspace: false,
+            workspace_explicit: false,
             workspace: Mutex::new(None),
             extension,
         }
@@ -126,7 +167,17 @@ impl App {
     pub fn with_workspace(mut self, root: &Path, read_only: bool) -> Self {
         self.workspace_root = root.to_path_buf();
         self.read_only_workspace = read_only;
+        self.workspace_explicit = true;
         self.workspace = Mutex::new(None);
+        self
+    }
+
+    /// The workspace `choice` names. One not chosen by the user (the folder devlens was started
+    /// in) that cannot be a workspace (`/`, a home folder, the data dir) leaves tools the
+    /// artifacts folder only, rather than failing every browser call.
+    pub fn with_workspace_choice(mut self, choice: &WorkspaceChoice) -> Self {
+        self = self.with_workspace(&choice.root, choice.read_only);
+        self.workspace_explicit = choice.explicit;
         self
     }
 
@@ -226,11 +277,16 @@ impl App {
         if let Some(ws) = slot.as_ref() {
             return Ok(Arc::clone(ws));
         }
-        let ws = Arc::new(Workspace::open(
-            &self.workspace_root,
-            self.config.data_dir.root(),
-            self.read_only_workspace,
-        )?);
+        let data_dir = self.config.data_dir.root();
+        let ws = match Workspace::open(&self.workspace_root, data_dir, self.read_only_workspace) {
+            Ok(ws) => Arc::new(ws),
+            Err(devlens_workspace::WorkspaceError::InvalidInput(why))
+                if !self.workspace_explicit =>
+            {
+                Arc::new(Workspace::artifacts_only(data_dir, why)?)
+            }
+            Err(e) => return Err(e.into()),
+        };
         *slot = Some(Arc::clone(&ws));
         Ok(ws)
     }

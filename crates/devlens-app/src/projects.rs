@@ -75,6 +75,28 @@ pub async fn add(app: &App, name: &str, spec: &str) -> Result<Project, AppError>
     Ok(registry.add(name, spec)?)
 }
 
+/// [`add`] for a caller over HTTP (the panel, the REST API): a spec file must lie inside the
+/// workspace (like every path a request names); an http(s) URL is fetched through the outbound
+/// guard.
+pub async fn add_from_request(app: &App, name: &str, spec: &str) -> Result<Project, AppError> {
+    let spec = spec.trim();
+    let lower = spec.to_ascii_lowercase();
+    if spec.is_empty() || lower.starts_with("http://") || lower.starts_with("https://") {
+        return add(app, name, spec).await;
+    }
+    let path = spec.strip_prefix("file://").unwrap_or(spec);
+    let resolved = app
+        .workspace()?
+        .resolve(path, devlens_workspace::Access::Read)
+        .map_err(|e| {
+            AppError::invalid(format!(
+                "{e} Over HTTP a project's spec is a file in the workspace or an http(s) URL; \
+                 `devlens project add NAME PATH` on the server's machine takes any file."
+            ))
+        })?;
+    add(app, name, &resolved.path.display().to_string()).await
+}
+
 /// Makes `name` the active project.
 pub fn activate(app: &App, name: &str) -> Result<(), AppError> {
     let mut registry = app.api().projects()?;

@@ -18,10 +18,10 @@ use base64::Engine as _;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use devlens_core::{DataDir, ErrorKind, Report, clock, paths::write_atomic};
+use devlens_core::{DataDir, ErrorKind, Report, clock, paths::write_atomic_private};
 
 use crate::AppError;
-use crate::extension::{owner_only, same_secret};
+use crate::extension::same_secret;
 
 /// What every devlens token starts with, so one is recognisable in a config or a leak scanner.
 pub const TOKEN_PREFIX: &str = "dlt_";
@@ -380,8 +380,8 @@ impl TokenStore {
         if dirty {
             let json = serde_json::to_vec_pretty(&file)
                 .map_err(|e| AppError::new(ErrorKind::Internal, e.to_string()))?;
-            write_atomic(&self.path, &json)?;
-            owner_only(&self.path);
+            // Owner-only from its first byte: it holds secrets.
+            write_atomic_private(&self.path, &json)?;
             *loaded = Loaded {
                 file,
                 stamp: stamp(&self.path),

@@ -211,11 +211,25 @@ async fn blocking<T: Send + 'static>(
         .map_err(|e| AppError::invalid(format!("the file operation was cancelled: {e}")))?
 }
 
+/// The file tools need a project folder; without one (devlens started in `/` or a home folder
+/// with no `--workspace`) they say so and what to pass.
+fn project_folder(ws: &Workspace) -> Result<(), AppError> {
+    match ws.missing_project() {
+        Some(why) => Err(AppError::new(
+            devlens_core::ErrorKind::Precondition,
+            format!("the file tools have no workspace: {why}"),
+        )),
+        None => Ok(()),
+    }
+}
+
 pub async fn read_file(ws: Arc<Workspace>, request: ReadFile) -> Result<FileContent, AppError> {
+    project_folder(&ws)?;
     blocking(move || Ok(ws.read_file(&request.path, request.start_line, request.limit)?)).await
 }
 
 pub async fn list_files(ws: Arc<Workspace>, request: ListFiles) -> Result<FileList, AppError> {
+    project_folder(&ws)?;
     blocking(move || {
         Ok(ws.list_files(
             request.path.as_deref(),
@@ -231,6 +245,7 @@ pub async fn search_files(
     ws: Arc<Workspace>,
     request: SearchFiles,
 ) -> Result<SearchMatches, AppError> {
+    project_folder(&ws)?;
     blocking(move || {
         let query = SearchQuery {
             pattern: request.pattern,
@@ -253,6 +268,7 @@ pub async fn write_file(
     ws: Arc<Workspace>,
     request: WriteFile,
 ) -> Result<WithScreenshot<LiveChange>, AppError> {
+    project_folder(&ws)?;
     let watch = PageWatch::start(app, &ws, &request.path, request.page).await?;
     let written = {
         let ws = Arc::clone(&ws);
@@ -267,6 +283,7 @@ pub async fn edit_file(
     ws: Arc<Workspace>,
     request: EditFile,
 ) -> Result<WithScreenshot<LiveChange>, AppError> {
+    project_folder(&ws)?;
     let edit = request.edit()?;
     let watch = PageWatch::start(app, &ws, &request.path, request.page.clone()).await?;
     let edited = {

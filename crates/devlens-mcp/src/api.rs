@@ -12,7 +12,9 @@ use rmcp::{
 };
 use serde::Deserialize;
 
-use devlens_app::api::{SearchInput, endpoint_ref, search_request, spec_selector};
+use devlens_app::api::{
+    SearchInput, confined_spec_selector, endpoint_ref, search_request, spec_selector,
+};
 
 use devlens_app::AppError;
 use devlens_app::browser::ConnectionArgs;
@@ -196,18 +198,36 @@ pub(crate) struct CallEndpointArgs {
 }
 
 impl DevlensServer {
+    /// The spec `target` names: a `spec` file only inside this session's workspace, and no URL
+    /// over HTTP (devlens_app::api::confined_spec_selector).
+    async fn selector(
+        &self,
+        target: &SpecArgs,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<SpecSelector, AppError> {
+        if target.spec.as_deref().is_none_or(|s| s.trim().is_empty()) {
+            return Ok(target.selector());
+        }
+        let workspace = self.workspace(context).await?;
+        let over_http = context.extensions.get::<http::request::Parts>().is_some();
+        confined_spec_selector(
+            target.project_name.clone(),
+            target.spec.clone(),
+            &workspace,
+            over_http,
+        )
+    }
+
     /// Runs a search as `input` asks, or says why it is invalid.
     async fn run_search(
         &self,
         target: &SpecArgs,
         input: SearchInput,
+        context: &RequestContext<RoleServer>,
     ) -> Result<SearchResponse, AppError> {
         let request = search_request(input)?;
-        Ok(self
-            .app()
-            .api()
-            .search(&target.selector(), &request)
-            .await?)
+        let selector = self.selector(target, context).await?;
+        Ok(self.app().api().search(&selector, &request).await?)
     }
 }
 
@@ -247,8 +267,16 @@ impl DevlensServer {
         annotations(title = "List API tags", read_only_hint = true, idempotent_hint = true, open_world_hint = false),
         output_schema = schema_for_output::<TagList>()
     )]
-    async fn list_api_tags(&self, Parameters(args): Parameters<ListTagsArgs>) -> CallToolResult {
-        reply(self.app().api().tags(&args.target.selector()).await)
+    async fn list_api_tags(
+        &self,
+        Parameters(args): Parameters<ListTagsArgs>,
+        context: RequestContext<RoleServer>,
+    ) -> CallToolResult {
+        let tags = async {
+            let selector = self.selector(&args.target, &context).await?;
+            Ok::<_, AppError>(self.app().api().tags(&selector).await?)
+        };
+        reply(tags.await)
     }
 
     /// List a tag's endpoints: method, path, operationId and summary. Paged (default 100).
@@ -260,21 +288,21 @@ impl DevlensServer {
     async fn list_endpoints_by_tag(
         &self,
         Parameters(args): Parameters<ListEndpointsArgs>,
+        context: RequestContext<RoleServer>,
     ) -> CallToolResult {
         let limit = args
             .limit
             .unwrap_or(devlens_openapi::explorer::DEFAULT_PAGE);
-        let page = self
-            .app()
-            .api()
-            .endpoints(
-                &args.target.selector(),
-                &args.tag,
-                args.offset.unwrap_or(0),
-                Some(limit),
+        let page = async {
+            let selector = self.selector(&args.target, &context).await?;
+            Ok::<_, AppError>(
+                self.app()
+                    .api()
+                    .endpoints(&selector, &args.tag, args.offset.unwrap_or(0), Some(limit))
+                    .await?,
             )
-            .await;
-        reply(page)
+        };
+        reply(page.await)
     }
 
     /// Everything needed to call one endpoint: parameters, request body and success response
@@ -291,10 +319,11 @@ impl DevlensServer {
     async fn get_endpoint_details(
         &self,
         Parameters(args): Parameters<EndpointDetailsArgs>,
+        context: RequestContext<RoleServer>,
     ) -> CallToolResult {
         let details = async {
             let endpoint = endpoint_ref(args.operation_id, args.method, args.path)?;
-            let selector = args.target.selector();
+            let selector = self.selector(&args.target, &context).await?;
             Ok::<_, AppError>(self.app().api().details(&selector, &endpoint).await?)
         };
         reply(details.await)
@@ -314,6 +343,7 @@ impl DevlensServer {
     async fn search_api_documentation(
         &self,
         Parameters(args): Parameters<SearchArgs>,
+        context: RequestContext<RoleServer>,
     ) -> CallToolResult {
         let input = SearchInput {
             query: args.query,
@@ -323,7 +353,7 @@ impl DevlensServer {
             mode: args.mode,
             details: args.details.unwrap_or(false),
         };
-        reply(self.run_search(&args.target, input).await)
+        reply(self.run_search(&args.target, input, &context).await)
     }
 
     /// Find endpoints by meaning (embeddings): the same as search_api_documentation in semantic
@@ -340,6 +370,7 @@ impl DevlensServer {
     async fn semantic_search_api_documentation(
         &self,
         Parameters(args): Parameters<SemanticSearchArgs>,
+        context: RequestContext<RoleServer>,
     ) -> CallToolResult {
         let input = SearchInput {
             query: args.query,
@@ -349,7 +380,7 @@ impl DevlensServer {
             mode: Some(SearchMode::Semantic.as_str().to_string()),
             details: args.details.unwrap_or(false),
         };
-        reply(self.run_search(&args.target, input).await)
+        reply(self.run_search(&args.target, input, &context).await)
     }
 
     /// Build or rebuild the semantic search index of a project's spec (embeds every endpoint;
@@ -367,15 +398,16 @@ impl DevlensServer {
         context: RequestContext<RoleServer>,
     ) -> CallToolResult {
         let (progress, forwarder) = progress_sender(&context);
-        let result = self
-            .app()
-            .api()
-            .build_index(
-                &args.target.selector(),
-                args.force_rebuild.unwrap_or(false),
-                &progress,
+        let result = async {
+            let selector = self.selector(&args.target, &context).await?;
+            Ok::<_, AppError>(
+                self.app()
+                    .api()
+                    .build_index(&selector, args.force_rebuild.unwrap_or(false), &progress)
+                    .await?,
             )
-            .await;
+        }
+        .await;
         drop(progress);
         if let Some(forwarder) = forwarder {
             // Every progress notification goes out before the result.
@@ -394,8 +426,13 @@ impl DevlensServer {
     async fn get_api_index_status(
         &self,
         Parameters(args): Parameters<IndexArgs>,
+        context: RequestContext<RoleServer>,
     ) -> CallToolResult {
-        reply(self.app().api().index_status(&args.target.selector()).await)
+        let status = async {
+            let selector = self.selector(&args.target, &context).await?;
+            Ok::<_, AppError>(self.app().api().index_status(&selector).await?)
+        };
+        reply(status.await)
     }
 
     /// Check the browser tab's API calls (or a HAR file) against the project's OpenAPI spec:
@@ -414,6 +451,7 @@ impl DevlensServer {
     async fn check_api_traffic(
         &self,
         Parameters(args): Parameters<CheckTrafficArgs>,
+        context: RequestContext<RoleServer>,
     ) -> CallToolResult {
         let source = match args
             .har
@@ -428,12 +466,15 @@ impl DevlensServer {
                 include_previous_pages: args.include_previous_pages.unwrap_or(false),
             },
         };
-        let request = CheckTraffic {
-            selector: args.target.selector(),
-            base_url: args.base_url,
-            source,
+        let checked = async {
+            let request = CheckTraffic {
+                selector: self.selector(&args.target, &context).await?,
+                base_url: args.base_url,
+                source,
+            };
+            check_traffic(self.app(), request).await
         };
-        reply(check_traffic(self.app(), request).await)
+        reply(checked.await)
     }
 
     /// Call an endpoint by operationId: arguments are checked against the spec first (the
@@ -453,11 +494,12 @@ impl DevlensServer {
     async fn call_endpoint(
         &self,
         Parameters(args): Parameters<CallEndpointArgs>,
+        context: RequestContext<RoleServer>,
     ) -> CallToolResult {
         let outcome = async {
             let endpoint = endpoint_ref(args.operation_id, args.method, args.path)?;
             let request = CallEndpoint {
-                selector: args.target.selector(),
+                selector: self.selector(&args.target, &context).await?,
                 endpoint: Some(endpoint),
                 params: args.params.unwrap_or_default(),
                 headers: args.headers.unwrap_or_default().into_iter().collect(),
@@ -465,6 +507,8 @@ impl DevlensServer {
                 content_type: None,
                 base_url: args.base_url,
                 execute: args.execute,
+                // A read token never gets here: the tool is not read-only (scope_refusal).
+                dry_run_only: false,
             };
             call_endpoint(self.app(), request).await
         };
@@ -485,10 +529,12 @@ impl DevlensServer {
     async fn get_code_sample(
         &self,
         Parameters(args): Parameters<EndpointDetailsArgs>,
+        context: RequestContext<RoleServer>,
     ) -> CallToolResult {
         let sample = async {
             let endpoint = endpoint_ref(args.operation_id, args.method, args.path)?;
-            code_sample(self.app(), &args.target.selector(), &endpoint).await
+            let selector = self.selector(&args.target, &context).await?;
+            code_sample(self.app(), &selector, &endpoint).await
         };
         reply(sample.await)
     }

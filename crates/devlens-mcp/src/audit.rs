@@ -46,7 +46,7 @@ impl DevlensServer {
         context: rmcp::service::RequestContext<rmcp::RoleServer>,
     ) -> CallToolResult {
         let report = async {
-            let ws = self.workspace(&context.peer).await?;
+            let ws = self.workspace(&context).await?;
             audit::performance(self.app(), &ws, args).await
         };
         reply(report.await)

@@ -344,7 +344,7 @@ impl DevlensServer {
         context: rmcp::service::RequestContext<rmcp::RoleServer>,
     ) -> CallToolResult {
         let details = async {
-            let ws = self.workspace(&context.peer).await?;
+            let ws = self.workspace(&context).await?;
             browser::network_request(self.app(), &ws, args).await
         };
         reply(details.await)
@@ -368,7 +368,7 @@ impl DevlensServer {
         context: rmcp::service::RequestContext<rmcp::RoleServer>,
     ) -> CallToolResult {
         let shot = async {
-            let ws = self.workspace(&context.peer).await?;
+            let ws = self.workspace(&context).await?;
             browser::screenshot(self.app(), &ws, args).await
         };
         match shot.await {

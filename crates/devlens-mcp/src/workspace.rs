@@ -1,19 +1,18 @@
 //! Workspace tools: `read_file`, `list_files`, `search_files`, `write_file`, `edit_file` — the
 //! project's files, every path confined to the workspace (or devlens' data dir).
 //!
-//! The workspace is `devlens serve --workspace DIR`; without it, the first `file://` root the
-//! client names (MCP roots), else the directory devlens was started in. A session asks its
-//! client for roots on its first file call and again after `notifications/roots/list_changed`.
+//! The workspace is `devlens serve --workspace DIR` (or `[workspace] root` in a trusted config);
+//! without it, over stdio, the first `file://` root the client names (MCP roots), else the
+//! directory devlens was started in. Over HTTP a root only narrows the server's workspace. A
+//! session asks its client for roots on its first file call and again after
+//! `notifications/roots/list_changed`.
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use rmcp::{
-    RoleServer,
-    handler::server::wrapper::Parameters,
-    model::CallToolResult,
-    service::{Peer, RequestContext},
-    tool, tool_router,
+    RoleServer, handler::server::wrapper::Parameters, model::CallToolResult,
+    service::RequestContext, tool, tool_router,
 };
 
 use devlens_app::{
@@ -31,21 +30,25 @@ use crate::{
 const ROOTS_TIMEOUT: Duration = Duration::from_secs(5);
 
 impl DevlensServer {
-    /// The workspace this session works in: its client's first file root (when the server was
-    /// not given one), else the server's.
+    /// The workspace this session works in. Over stdio the client is the user's own agent: its
+    /// first file root is the workspace when the server was given none. Over HTTP any local
+    /// process can be the client, so a root only narrows the server's workspace — one outside
+    /// it (`file:///`, a home folder) is ignored, and the server's workspace is used.
     // Roots are deprecated by the newest protocol revision, but the clients in use still offer
     // them, and they are how an editor says which project is open.
     #[allow(deprecated)]
     pub(crate) async fn workspace(
         &self,
-        peer: &Peer<RoleServer>,
+        context: &RequestContext<RoleServer>,
     ) -> Result<Arc<Workspace>, AppError> {
-        if !self.options().workspace_from_roots {
+        let over_http = context.extensions.get::<http::request::Parts>().is_some();
+        if !over_http && !self.options().workspace_from_roots {
             return self.app().workspace();
         }
         if let Some(ws) = self.session_workspace() {
             return Ok(ws);
         }
+        let peer = &context.peer;
         let offers_roots = peer
             .peer_info()
             .is_some_and(|info| info.capabilities.roots.is_some());
@@ -56,7 +59,7 @@ impl DevlensServer {
                 .iter()
                 .find_map(|r| url::Url::parse(&r.uri).ok()?.to_file_path().ok())
         {
-            match self.app().workspace_at(&root) {
+            match self.workspace_from_root(&root, over_http) {
                 Ok(ws) => {
                     tracing::info!(root = %ws.root().display(), "workspace from the client's roots");
                     self.set_session_workspace(Some(Arc::clone(&ws)));
@@ -71,6 +74,30 @@ impl DevlensServer {
         let ws = self.app().workspace()?;
         self.set_session_workspace(Some(Arc::clone(&ws)));
         Ok(ws)
+    }
+
+    /// The workspace at a client's root; over HTTP only inside the server's own.
+    fn workspace_from_root(
+        &self,
+        root: &std::path::Path,
+        over_http: bool,
+    ) -> Result<Arc<Workspace>, AppError> {
+        if over_http {
+            let server = self.app().workspace()?;
+            let inside = std::fs::canonicalize(root)
+                .is_ok_and(|canonical| canonical.starts_with(server.root()));
+            if !inside {
+                return Err(AppError::new(
+                    devlens_app::ErrorKind::Forbidden,
+                    format!(
+                        "over HTTP a client's root must lie inside the server's workspace ({}); \
+                         start the server with --workspace naming the project",
+                        server.root().display()
+                    ),
+                ));
+            }
+        }
+        self.app().workspace_at(root)
     }
 }
 
@@ -92,7 +119,7 @@ impl DevlensServer {
         Parameters(args): Parameters<ReadFile>,
         context: RequestContext<RoleServer>,
     ) -> CallToolResult {
-        let read = async { files::read_file(self.workspace(&context.peer).await?, args).await };
+        let read = async { files::read_file(self.workspace(&context).await?, args).await };
         reply(read.await)
     }
 
@@ -111,7 +138,7 @@ impl DevlensServer {
         Parameters(args): Parameters<ListFiles>,
         context: RequestContext<RoleServer>,
     ) -> CallToolResult {
-        let listed = async { files::list_files(self.workspace(&context.peer).await?, args).await };
+        let listed = async { files::list_files(self.workspace(&context).await?, args).await };
         reply(listed.await)
     }
 
@@ -131,7 +158,7 @@ impl DevlensServer {
         Parameters(args): Parameters<SearchFiles>,
         context: RequestContext<RoleServer>,
     ) -> CallToolResult {
-        let found = async { files::search_files(self.workspace(&context.peer).await?, args).await };
+        let found = async { files::search_files(self.workspace(&context).await?, args).await };
         reply(found.await)
     }
 
@@ -154,9 +181,8 @@ impl DevlensServer {
         Parameters(args): Parameters<WriteFile>,
         context: RequestContext<RoleServer>,
     ) -> CallToolResult {
-        let written = async {
-            files::write_file(self.app(), self.workspace(&context.peer).await?, args).await
-        };
+        let written =
+            async { files::write_file(self.app(), self.workspace(&context).await?, args).await };
         reply_shown(written.await)
     }
 
@@ -178,9 +204,8 @@ impl DevlensServer {
         Parameters(args): Parameters<EditFile>,
         context: RequestContext<RoleServer>,
     ) -> CallToolResult {
-        let edited = async {
-            files::edit_file(self.app(), self.workspace(&context.peer).await?, args).await
-        };
+        let edited =
+            async { files::edit_file(self.app(), self.workspace(&context).await?, args).await };
         reply_shown(edited.await)
     }
 }

@@ -13,7 +13,9 @@
 //!   does not exist, where it could not be checked;
 //! - the result must start with a canonical place; a symlink inside the workspace that points
 //!   out is followed and refused like the path it points to;
-//! - writes never go into a `.git` folder (its hooks run code), nor into a read-only workspace;
+//! - writes never go into a `.git` folder (its hooks run code), nor into a file named
+//!   `devlens.toml` (devlens' own settings: a tool must not change what devlens trusts or runs),
+//!   nor into a read-only workspace;
 //! - NUL bytes, backslashes (a Windows-style `..\\..\\` would be one odd name here, and is
 //!   almost always an escape attempt) and paths over 4,096 bytes are refused before any of it.
 //!
@@ -53,6 +55,9 @@ struct Place {
 #[derive(Debug, Clone)]
 pub struct Places {
     places: Vec<Place>,
+    /// Set when there is no project folder, only the artifacts folder (which then stands first,
+    /// for relative paths): why there is none.
+    no_workspace: Option<String>,
 }
 
 /// A path that passed confinement.
@@ -69,6 +74,10 @@ impl Places {
     /// `data_dir` (`<data_dir>/artifacts`, created if missing). `read_only` keeps tools from
     /// writing in the workspace; the artifacts folder stays writable, so screenshots can still
     /// be saved.
+    ///
+    /// A workspace that would hand tools the whole disk or devlens' own data is refused: the
+    /// file system's root, the user's home folder itself, a folder that holds the data dir, or
+    /// one inside it.
     pub fn new(workspace: &Path, data_dir: &Path, read_only: bool) -> Result<Self, WorkspaceError> {
         let root = std::fs::canonicalize(workspace).map_err(|e| {
             WorkspaceError::InvalidInput(format!(
@@ -88,6 +97,13 @@ impl Places {
             .map_err(|e| WorkspaceError::io("create", &artifacts.display().to_string(), &e))?;
         let data = std::fs::canonicalize(&artifacts)
             .map_err(|e| WorkspaceError::io("open", &artifacts.display().to_string(), &e))?;
+        if let Some(why) = unfit_workspace(&root, data.parent().unwrap_or(&data)) {
+            return Err(WorkspaceError::InvalidInput(format!(
+                "{} cannot be the workspace: {why}. Pass the project's own folder with \
+                --workspace DIR (or `[workspace] root` in your devlens.toml)",
+                workspace.display()
+            )));
+        }
         Ok(Self {
             places: vec![
                 Place {
@@ -101,7 +117,33 @@ impl Places {
                     writable: true,
                 },
             ],
+            no_workspace: None,
         })
+    }
+
+    /// No project folder, only the artifacts folder of the data dir at `data_dir` (screenshots,
+    /// traces and saved bodies still have a place); `why` says why there is no workspace, in
+    /// every refusal.
+    pub fn artifacts_only(data_dir: &Path, why: String) -> Result<Self, WorkspaceError> {
+        let artifacts = data_dir.join(ARTIFACTS_DIR);
+        std::fs::create_dir_all(&artifacts)
+            .map_err(|e| WorkspaceError::io("create", &artifacts.display().to_string(), &e))?;
+        let root = std::fs::canonicalize(&artifacts)
+            .map_err(|e| WorkspaceError::io("open", &artifacts.display().to_string(), &e))?;
+        let place = Place {
+            name: "devlens' artifacts folder",
+            root,
+            writable: true,
+        };
+        Ok(Self {
+            places: vec![place.clone(), place],
+            no_workspace: Some(why),
+        })
+    }
+
+    /// Why there is no project folder, when there is none (only the artifacts folder).
+    pub fn missing_workspace(&self) -> Option<&str> {
+        self.no_workspace.as_deref()
     }
 
     /// The workspace's canonical root.
@@ -121,6 +163,13 @@ impl Places {
 
     /// Where files may go, for messages.
     pub fn where_files_may_go(&self) -> String {
+        if let Some(why) = &self.no_workspace {
+            return format!(
+                "There is no workspace ({why}); files may be written only in devlens' artifacts \
+                 folder ({}).",
+                self.artifacts().display()
+            );
+        }
         let writable: Vec<String> = self
             .places
             .iter()
@@ -178,6 +227,12 @@ impl Places {
                     "files inside `.git/` are not written (its hooks run code)",
                 ));
             }
+            if path.file_name().is_some_and(|n| n == CONFIG_FILE_NAME) {
+                return Err(refuse(
+                    "devlens.toml is devlens' own configuration, which tools do not write; \
+                    edit it yourself (and run `devlens trust` after reviewing it)",
+                ));
+            }
             if path == place.root {
                 return Err(refuse("it is a folder, not a file"));
             }
@@ -189,6 +244,43 @@ impl Places {
         };
         Ok(Resolved { path, display })
     }
+}
+
+/// devlens' configuration file, which tools never write.
+const CONFIG_FILE_NAME: &str = "devlens.toml";
+
+/// Why the canonical folder `root` may not be a workspace, when it may not; `data_dir` is
+/// devlens' canonical data directory.
+fn unfit_workspace(root: &Path, data_dir: &Path) -> Option<String> {
+    if root.parent().is_none() {
+        return Some(
+            "it is the root of the file system, which would open every file to tools".into(),
+        );
+    }
+    let home = std::env::var_os("HOME")
+        .filter(|h| !h.is_empty())
+        .and_then(|h| std::fs::canonicalize(h).ok());
+    if home.as_deref() == Some(root) {
+        return Some(
+            "it is your home folder, which would open your keys, tokens and shell start-up files \
+            to tools"
+                .into(),
+        );
+    }
+    if data_dir.starts_with(root) {
+        return Some(format!(
+            "it holds devlens' data directory ({}), whose tokens, settings and databases tools \
+            must not reach",
+            data_dir.display()
+        ));
+    }
+    if root.starts_with(data_dir) {
+        return Some(format!(
+            "it is inside devlens' data directory ({})",
+            data_dir.display()
+        ));
+    }
+    None
 }
 
 /// `input` for a message: bounded, with control characters shown escaped.
@@ -365,5 +457,38 @@ mod tests {
         assert!(err.contains("read-only"), "{err}");
         let shot = read_only.artifacts().join("s.png").display().to_string();
         assert!(read_only.resolve(&shot, Access::Write).is_ok());
+    }
+
+    #[test]
+    fn devlens_toml_is_never_written_by_a_tool() {
+        let (_dir, places) = places(false);
+        for path in ["devlens.toml", "sub/devlens.toml"] {
+            let err = places.resolve(path, Access::Write).unwrap_err().to_string();
+            assert!(err.contains("devlens trust"), "{path}: {err}");
+        }
+        assert!(places.resolve("devlens.toml.bak", Access::Write).is_ok());
+    }
+
+    #[test]
+    fn a_workspace_that_opens_the_disk_or_the_data_dir_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let data = dir.path().join("data");
+        std::fs::create_dir_all(data.join("docs")).unwrap();
+        for (root, says) in [
+            (Path::new("/").to_path_buf(), "root of the file system"),
+            (dir.path().to_path_buf(), "data directory"),
+            (data.clone(), "data directory"),
+            (data.join("docs"), "inside devlens' data directory"),
+        ] {
+            let err = Places::new(&root, &data, false).unwrap_err().to_string();
+            assert!(err.contains(says), "{}: {err}", root.display());
+            assert!(err.contains("--workspace DIR"), "{err}");
+        }
+        if let Some(home) = std::env::var_os("HOME").filter(|h| Path::new(h).is_dir()) {
+            let err = Places::new(Path::new(&home), &data, false)
+                .unwrap_err()
+                .to_string();
+            assert!(err.contains("home folder"), "{err}");
+        }
     }
 }

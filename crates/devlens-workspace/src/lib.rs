@@ -80,6 +80,21 @@ impl Workspace {
         })
     }
 
+    /// No project folder: tools may only write screenshots, traces and saved bodies into the
+    /// artifacts folder of the data dir at `data_dir`; file tools answer `why`.
+    pub fn artifacts_only(data_dir: &Path, why: String) -> Result<Self, WorkspaceError> {
+        Ok(Self {
+            places: Places::artifacts_only(data_dir, why)?,
+            known: Mutex::new(HashMap::new()),
+            writing: Mutex::new(HashMap::new()),
+        })
+    }
+
+    /// Why there is no project folder (only the artifacts folder), when there is none.
+    pub fn missing_project(&self) -> Option<&str> {
+        self.places.missing_workspace()
+    }
+
     /// Where paths may lead.
     pub fn places(&self) -> &Places {
         &self.places

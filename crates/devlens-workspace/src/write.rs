@@ -2,15 +2,17 @@
 //! a reader or a crash never sees half a file), one writer per file at a time, refusing an edit
 //! whose text is not in the file exactly once, and showing what changed as a unified diff.
 
+use std::ffi::{OsStr, OsString};
+use std::fs::File;
 use std::io::Write as _;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use serde::Serialize;
 
 use devlens_core::Report;
 
-use crate::WorkspaceError;
+use crate::{Places, WorkspaceError};
 
 /// The most lines of diff an answer shows.
 pub const MAX_DIFF_LINES: usize = 200;
@@ -201,37 +203,259 @@ pub(crate) fn diff(shown: &str, before: &str, after: &str) -> (String, usize, us
 /// Writes `bytes` to `path` through a temporary file beside it and a rename. An existing file's
 /// permissions are kept.
 pub(crate) fn write_atomic(path: &Path, shown: &str, bytes: &[u8]) -> Result<(), WorkspaceError> {
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let io = |action, e: std::io::Error| WorkspaceError::io(action, shown, &e);
-    let parent = path
-        .parent()
-        .ok_or_else(|| WorkspaceError::InvalidInput(format!("{shown} has no folder")))?;
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let tmp = parent.join(format!(
-        ".{name}.devlens-{}-{}.tmp",
-        std::process::id(),
-        COUNTER.fetch_add(1, Ordering::Relaxed)
-    ));
-    let result = (|| {
-        let mut file = std::fs::OpenOptions::new()
+    let mut file = AtomicFile::start(path, shown, None)?;
+    file.write_all(bytes)
+        .map_err(|e| WorkspaceError::io("write", shown, &e))?;
+    file.commit().map(drop)
+}
+
+/// Writes `bytes` to `path` with [`AtomicFile`]: whole or not at all, never through a symlink
+/// swapped in at the path, and — given `within` — never into a folder that left those places.
+pub fn write_confined(
+    path: &Path,
+    within: Option<&Places>,
+    bytes: &[u8],
+) -> Result<(), WorkspaceError> {
+    let mut file = AtomicFile::create(path, within)?;
+    let shown = file.shown.clone();
+    file.write_all(bytes)
+        .map_err(|e| WorkspaceError::io("write", &shown, &e))?;
+    file.commit().map(drop)
+}
+
+/// A file being written so that nobody sees half of it and nothing outside the allowed places
+/// is touched, however the path changes between the check and the write.
+///
+/// A path that passed [`Places::resolve`] can still change before the bytes land: a symlink put
+/// at the file's name, or the file's folder swapped for a symlink to somewhere else (a build
+/// script, a dev server or a hostile dependency can do either). So:
+///
+/// - the bytes go to a new temporary file in the destination folder, created exclusively
+///   (`O_CREAT|O_EXCL`: it can never be an existing file or a symlink's target), and are
+///   renamed over the destination at the end ([`AtomicFile::commit`]). A rename replaces a
+///   symlink at the destination rather than following it, so a link swapped in after the check
+///   is replaced, and whatever it pointed to is untouched;
+/// - the folder is opened once and held: on Linux every later step (the temporary file, the
+///   rename) goes through that open folder (`/proc/self/fd/N/…`), so swapping the folder's path
+///   for a symlink afterwards cannot redirect it. With `within`, where the open folder really
+///   is is checked right after opening it and again right before the rename, and the write is
+///   refused (the temporary file removed) when it is not inside a writable place. Elsewhere the
+///   folder's path is resolved again at those two points instead.
+///
+/// Dropped before [`AtomicFile::commit`], the temporary file is removed and the destination is
+/// left as it was.
+#[derive(Debug)]
+pub struct AtomicFile {
+    folder: Folder,
+    name: OsString,
+    temp: OsString,
+    file: Option<File>,
+    within: Option<Places>,
+    shown: String,
+}
+
+impl AtomicFile {
+    /// Starts writing `path`: creates its missing folders, opens its folder and the temporary
+    /// file. `within`: the places the folder must be inside (a path a tool call named); `None`
+    /// for a path a person chose for themselves (a CLI `--out`).
+    pub fn create(path: &Path, within: Option<&Places>) -> Result<Self, WorkspaceError> {
+        let shown = match within {
+            Some(places) => match path.strip_prefix(places.workspace()) {
+                Ok(rel) if !rel.as_os_str().is_empty() => rel.display().to_string(),
+                _ => path.display().to_string(),
+            },
+            None => path.display().to_string(),
+        };
+        if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+            std::fs::create_dir_all(parent)
+                .map_err(|e| WorkspaceError::io("create the folder of", &shown, &e))?;
+        }
+        Self::start(path, &shown, within)
+    }
+
+    fn start(path: &Path, shown: &str, within: Option<&Places>) -> Result<Self, WorkspaceError> {
+        static COUNTER: AtomicU64 = AtomicU64::new(0);
+        let name = match path.file_name() {
+            Some(name)
+                if path
+                    .components()
+                    .next_back()
+                    .is_some_and(|c| matches!(c, std::path::Component::Normal(_))) =>
+            {
+                name.to_os_string()
+            }
+            _ => {
+                return Err(WorkspaceError::InvalidInput(format!(
+                    "{shown} does not name a file: give a path ending in a file name"
+                )));
+            }
+        };
+        let parent = match path.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p,
+            _ => Path::new("."),
+        };
+        let folder = Folder::open(parent)
+            .map_err(|e| WorkspaceError::io("open the folder of", shown, &e))?;
+        let within = within.cloned();
+        if let Some(places) = &within {
+            check_folder(&folder, places, shown)?;
+        }
+        let mut temp = OsString::from(".");
+        temp.push(&name);
+        temp.push(format!(
+            ".devlens-{}-{}.tmp",
+            std::process::id(),
+            COUNTER.fetch_add(1, Ordering::Relaxed)
+        ));
+        let file = std::fs::OpenOptions::new()
+            .read(true)
             .write(true)
             .create_new(true)
-            .open(&tmp)
-            .map_err(|e| io("write", e))?;
-        file.write_all(bytes).map_err(|e| io("write", e))?;
-        file.sync_all().map_err(|e| io("write", e))?;
-        if let Ok(meta) = std::fs::metadata(path) {
-            let _ = std::fs::set_permissions(&tmp, meta.permissions());
-        }
-        std::fs::rename(&tmp, path).map_err(|e| io("replace", e))
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
+            .open(folder.entry(&temp))
+            .map_err(|e| WorkspaceError::io("write", shown, &e))?;
+        Ok(Self {
+            folder,
+            name,
+            temp,
+            file: Some(file),
+            within,
+            shown: shown.to_string(),
+        })
     }
-    result
+
+    /// The temporary file, for writers that want their own handle (`File::try_clone`, e.g. an
+    /// async one). Write through it only before [`AtomicFile::commit`].
+    pub fn file(&self) -> &File {
+        self.file.as_ref().expect("the file is held until commit")
+    }
+
+    /// The path as messages show it.
+    pub fn shown(&self) -> &str {
+        &self.shown
+    }
+
+    /// Makes the file the destination: flushes it to disk, checks the folder once more and
+    /// renames the temporary file over the destination (replacing a symlink there, never
+    /// following it). Returns the open file, positioned at its end, for reading it back.
+    pub fn commit(mut self) -> Result<File, WorkspaceError> {
+        let fail = |action, e: std::io::Error| WorkspaceError::io(action, &self.shown, &e);
+        let file = self.file();
+        file.sync_all().map_err(|e| fail("write", e))?;
+        // An existing file keeps its permissions; a symlink or anything else there does not
+        // lend its target's.
+        if let Ok(meta) = std::fs::symlink_metadata(self.folder.entry(&self.name))
+            && meta.is_file()
+        {
+            let _ = file.set_permissions(meta.permissions());
+        }
+        if let Some(places) = &self.within {
+            // A refusal drops `self`, which removes the temporary file.
+            check_folder(&self.folder, places, &self.shown)?;
+        }
+        std::fs::rename(self.folder.entry(&self.temp), self.folder.entry(&self.name))
+            .map_err(|e| fail("replace", e))?;
+        // Renamed: nothing left for Drop to remove.
+        self.temp.clear();
+        Ok(self.file.take().expect("the file is held until commit"))
+    }
+}
+
+impl std::io::Write for AtomicFile {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.file
+            .as_mut()
+            .ok_or_else(|| std::io::Error::other("the file was committed"))?
+            .write(buf)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        match self.file.as_mut() {
+            Some(f) => f.flush(),
+            None => Ok(()),
+        }
+    }
+}
+
+impl Drop for AtomicFile {
+    fn drop(&mut self) {
+        if !self.temp.is_empty() {
+            let _ = std::fs::remove_file(self.folder.entry(&self.temp));
+        }
+    }
+}
+
+/// A folder held open while a file is written into it.
+#[derive(Debug)]
+struct Folder {
+    /// How entries are reached: `/proc/self/fd/N` for the open folder on Linux, else its
+    /// canonical path.
+    base: PathBuf,
+    /// The open folder (Linux): keeps `base` pointing at this very folder.
+    #[cfg(target_os = "linux")]
+    _handle: Option<File>,
+}
+
+impl Folder {
+    fn open(dir: &Path) -> std::io::Result<Self> {
+        #[cfg(target_os = "linux")]
+        {
+            use std::os::unix::io::AsRawFd as _;
+            let handle = File::open(dir)?;
+            if !handle.metadata()?.is_dir() {
+                return Err(std::io::Error::other("it is not a folder"));
+            }
+            let base = PathBuf::from(format!("/proc/self/fd/{}", handle.as_raw_fd()));
+            // Without /proc (an unusual sandbox), fall back to the canonical path.
+            if base.is_dir() {
+                return Ok(Self {
+                    base,
+                    _handle: Some(handle),
+                });
+            }
+        }
+        Ok(Self {
+            base: std::fs::canonicalize(dir)?,
+            #[cfg(target_os = "linux")]
+            _handle: None,
+        })
+    }
+
+    fn entry(&self, name: &OsStr) -> PathBuf {
+        self.base.join(name)
+    }
+
+    /// Where the folder is now.
+    fn location(&self) -> std::io::Result<PathBuf> {
+        #[cfg(target_os = "linux")]
+        if self._handle.is_some() {
+            return std::fs::read_link(&self.base);
+        }
+        std::fs::canonicalize(&self.base)
+    }
+}
+
+/// Refuses when the folder is not (or no longer) inside a writable place, or is inside `.git`.
+fn check_folder(folder: &Folder, places: &Places, shown: &str) -> Result<(), WorkspaceError> {
+    let location = folder
+        .location()
+        .map_err(|e| WorkspaceError::io("check the folder of", shown, &e))?;
+    let inside = |root: &Path| location.strip_prefix(root).ok().map(Path::to_path_buf);
+    let relative = inside(places.artifacts()).or_else(|| {
+        places
+            .workspace_writable()
+            .then(|| inside(places.workspace()))
+            .flatten()
+    });
+    match relative {
+        Some(rel) if !rel.components().any(|c| c.as_os_str() == ".git") => Ok(()),
+        _ => Err(WorkspaceError::refused(format!(
+            "`{shown}` was not written: its folder is {}, outside the places files may be \
+             written (the path changed after it was checked, e.g. a folder was replaced by a \
+             symlink); nothing was written there. {}",
+            location.display(),
+            places.where_files_may_go()
+        ))),
+    }
 }
 
 #[cfg(test)]

@@ -274,3 +274,137 @@ fn listing_and_searching_stay_inside() {
     );
     assert!(Path::new(f.ws.root()).is_absolute());
 }
+
+/// Artifacts (screenshots, saved bodies, traces) are written by [`write_confined`] and
+/// [`AtomicFile`] after their path passed confinement. A symlink swapped in between the check and
+/// the write — at the file's name or in place of its folder — must not carry the write outside.
+mod swapped_after_the_check {
+    use super::*;
+    use devlens_workspace::Access;
+    use devlens_workspace::write::{AtomicFile, write_confined};
+    use std::io::Write as _;
+
+    #[test]
+    fn a_symlink_at_the_destination_is_replaced_not_followed() {
+        let f = Fixture::new(false);
+        let secret = f.outside().join("secret.txt");
+        std::fs::write(&secret, "do not touch").unwrap();
+        std::fs::create_dir_all(f.ws.root().join("shots")).unwrap();
+        for (name, target) in [
+            ("a.png", secret.clone()),
+            // Dangling: the write must not create the file it points to either.
+            ("b.png", f.outside().join("created.txt")),
+        ] {
+            let resolved =
+                f.ws.resolve(&format!("shots/{name}"), Access::Write)
+                    .unwrap();
+            // The attacker's move, after the check and before the write.
+            std::os::unix::fs::symlink(&target, &resolved.path).unwrap();
+            write_confined(&resolved.path, Some(f.ws.places()), b"PNG").unwrap();
+            let meta = std::fs::symlink_metadata(&resolved.path).unwrap();
+            assert!(meta.is_file(), "{name}: the link itself was replaced");
+            assert_eq!(std::fs::read(&resolved.path).unwrap(), b"PNG");
+        }
+        assert_eq!(std::fs::read_to_string(&secret).unwrap(), "do not touch");
+        assert!(!f.outside().join("created.txt").exists());
+        assert_eq!(f.files_outside(), 1, "only the secret is outside");
+        assert_eq!(
+            std::fs::read_dir(f.ws.root().join("shots"))
+                .unwrap()
+                .count(),
+            2,
+            "no temporary file is left behind"
+        );
+    }
+
+    #[test]
+    fn a_folder_swapped_for_a_symlink_is_refused() {
+        let f = Fixture::new(false);
+        let shots = f.ws.root().join("shots");
+        std::fs::create_dir_all(&shots).unwrap();
+        let resolved = f.ws.resolve("shots/a.png", Access::Write).unwrap();
+        std::fs::remove_dir(&shots).unwrap();
+        std::os::unix::fs::symlink(f.outside(), &shots).unwrap();
+        let err = write_confined(&resolved.path, Some(f.ws.places()), b"PNG").unwrap_err();
+        assert!(matches!(err, WorkspaceError::Refused { .. }), "{err}");
+        let message = err.to_string();
+        assert!(message.contains("was not written"), "{message}");
+        assert!(
+            message.contains("Files may be read in the workspace"),
+            "{message}"
+        );
+        assert_eq!(
+            f.files_outside(),
+            0,
+            "nothing was written outside: {message}"
+        );
+
+        // Into the artifacts folder, the same.
+        let artifacts = f.ws.places().artifacts().to_path_buf();
+        std::fs::create_dir_all(artifacts.join("traces")).unwrap();
+        let trace = artifacts.join("traces/t.json");
+        let resolved =
+            f.ws.resolve(&trace.display().to_string(), Access::Write)
+                .unwrap();
+        std::fs::remove_dir(artifacts.join("traces")).unwrap();
+        std::os::unix::fs::symlink(f.outside(), artifacts.join("traces")).unwrap();
+        assert!(write_confined(&resolved.path, Some(f.ws.places()), b"{}").is_err());
+        assert_eq!(f.files_outside(), 0);
+    }
+
+    /// Linux: the folder is held open from the start, so what happens to its path afterwards
+    /// cannot redirect the write; where the folder itself went is checked before the rename.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_streamed_file_stays_in_the_folder_it_opened() {
+        let f = Fixture::new(false);
+        let shots = f.ws.root().join("shots");
+        std::fs::create_dir_all(&shots).unwrap();
+
+        // The folder's path now leads outside; the open folder is still the workspace's.
+        let mut file = AtomicFile::create(&shots.join("trace.json"), Some(f.ws.places())).unwrap();
+        file.write_all(b"[1,").unwrap();
+        std::fs::rename(&shots, f.ws.root().join("shots-moved")).unwrap();
+        std::os::unix::fs::symlink(f.outside(), &shots).unwrap();
+        file.write_all(b"2]").unwrap();
+        file.commit().unwrap();
+        assert_eq!(f.files_outside(), 0);
+        assert_eq!(
+            std::fs::read(f.ws.root().join("shots-moved/trace.json")).unwrap(),
+            b"[1,2]"
+        );
+
+        // The open folder itself moved outside: refused, and its temporary file removed.
+        std::fs::create_dir_all(f.ws.root().join("heap")).unwrap();
+        let mut file = AtomicFile::create(
+            &f.ws.root().join("heap/h.heapsnapshot"),
+            Some(f.ws.places()),
+        )
+        .unwrap();
+        file.write_all(b"{}").unwrap();
+        std::fs::rename(f.ws.root().join("heap"), f.outside().join("heap")).unwrap();
+        let err = file.commit().unwrap_err().to_string();
+        assert!(err.contains("was not written"), "{err}");
+        assert_eq!(
+            std::fs::read_dir(f.outside().join("heap")).unwrap().count(),
+            0,
+            "no file was left in the folder that moved outside"
+        );
+    }
+
+    #[test]
+    fn a_file_dropped_before_commit_leaves_the_destination_as_it_was() {
+        let f = Fixture::new(false);
+        let path = f.ws.root().join("src/App.jsx");
+        let before = std::fs::read(&path).unwrap();
+        let mut file = AtomicFile::create(&path, Some(f.ws.places())).unwrap();
+        file.write_all(b"half").unwrap();
+        drop(file);
+        assert_eq!(std::fs::read(&path).unwrap(), before);
+        assert_eq!(
+            std::fs::read_dir(f.ws.root().join("src")).unwrap().count(),
+            1,
+            "the temporary file is gone"
+        );
+    }
+}

@@ -129,6 +129,7 @@ pub(crate) async fn run(mut config: Config, command: ApiCommand) -> anyhow::Resu
                 } else {
                     None
                 },
+                dry_run_only: false,
             };
             let outcome = contract::call_endpoint(&app, request).await?;
             report(json, &outcome)

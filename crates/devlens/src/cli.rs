@@ -73,6 +73,23 @@ pub(crate) enum Command {
     /// Bearer tokens for a server others reach (required beyond loopback): create, list, revoke
     #[command(subcommand)]
     Token(TokenCommand),
+    /// Trust this folder's devlens.toml after reviewing it: until then it may not set
+    /// executables, libraries, credentials or network settings
+    Trust(TrustArgs),
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct TrustArgs {
+    /// The file to trust [default: ./devlens.toml]
+    pub file: Option<PathBuf>,
+    /// Forget the file's trust
+    #[arg(long, conflicts_with = "list")]
+    pub untrust: bool,
+    /// List the trusted files
+    #[arg(long)]
+    pub list: bool,
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Args)]

@@ -18,6 +18,7 @@ mod serve;
 mod session_cmd;
 mod store_cmd;
 mod token_cmd;
+mod trust_cmd;
 mod workspace_cmd;
 
 use std::process::ExitCode;
@@ -74,7 +75,12 @@ fn error_kind(e: &anyhow::Error) -> Option<ErrorKind> {
 }
 
 async fn run(cli: Cli, log_feed: devlens_mcp::LogFeed) -> anyhow::Result<()> {
+    if let Command::Trust(args) = cli.command {
+        return trust_cmd::run(&cli.global.overrides(), args);
+    }
     let config = devlens_core::Config::load(&cli.global.overrides())?;
+    // Made owner-only before anything is stored in it (tokens, pairing secrets, the data).
+    config.data_dir.ensure()?;
     match cli.command {
         Command::Serve(args) => serve::run(config, args, log_feed).await,
         Command::Api(command) => api_cmd::run(config, command).await,
@@ -88,6 +94,7 @@ async fn run(cli: Cli, log_feed: devlens_mcp::LogFeed) -> anyhow::Result<()> {
         Command::Extension(command) => extension_cmd::run(&config, command),
         Command::Token(command) => token_cmd::run(&config, command),
         Command::Store(args) => store_cmd::run(config, args).await,
+        Command::Trust(_) => unreachable!("handled before the config is loaded"),
     }
 }
 

@@ -1,11 +1,11 @@
 //! `devlens serve`: MCP over stdio, or over Streamable HTTP with the REST API.
 
-use std::{net::SocketAddr, path::PathBuf, sync::Arc};
+use std::{net::SocketAddr, sync::Arc};
 
 use anyhow::Context;
 use tokio_util::sync::CancellationToken;
 
-use devlens_app::{App, AppError, ErrorKind, tokens::TokenStore};
+use devlens_app::{App, AppError, ErrorKind, WorkspaceChoice, tokens::TokenStore};
 use devlens_core::Config;
 use devlens_http::{Limits, OriginPolicy, ServerOptions};
 use devlens_mcp::{DevlensServer, McpOptions};
@@ -29,15 +29,17 @@ pub(crate) async fn run(
         limits: Limits::from_settings(&config.file.server),
     };
     let data_dir = config.data_dir.root().display().to_string();
-    let root = args
-        .workspace
-        .workspace
-        .clone()
-        .unwrap_or_else(|| PathBuf::from("."));
-    let app = Arc::new(App::new(config).with_workspace(&root, args.workspace.read_only_workspace));
-    // A bad --workspace is an error now, not at the first file call.
-    if args.workspace.workspace.is_some() {
-        app.workspace()?;
+    let choice = WorkspaceChoice::resolve(
+        &config,
+        args.workspace.workspace.as_deref(),
+        args.workspace.read_only_workspace,
+    );
+    let app = Arc::new(App::new(config).with_workspace_choice(&choice));
+    // A bad --workspace is an error now, not at the first file call. The folder devlens was
+    // started in (an MCP client may start it in `/` or a home folder) that cannot be one leaves
+    // the file tools without a workspace, said now and by each of them.
+    if let Some(why) = app.workspace()?.missing_project() {
+        tracing::warn!("no workspace for the file tools: {why}");
     }
     // A team server's database is checked (and its schema brought up to date) before serving,
     // so a wrong URL or a server that is down is said now, not at the first request.
@@ -51,7 +53,7 @@ pub(crate) async fn run(
     let options = Arc::new(McpOptions {
         families: args.tools.unwrap_or_default(),
         dynamic_tools: args.dynamic_tools,
-        workspace_from_roots: args.workspace.workspace.is_none(),
+        workspace_from_roots: !choice.explicit,
         log_feed: Some(log_feed),
     });
     let result = serve(Arc::clone(&app), options, http, server_options, data_dir).await;
@@ -80,12 +82,9 @@ async fn serve(
             let beyond_loopback = !addr.ip().is_loopback();
             // Beyond loopback anyone on the network could call: tokens are not optional there.
             server_options.require_tokens |= beyond_loopback;
+            // Whether tokens are required is said with the panel's address once listening.
             if server_options.require_tokens {
                 require_a_token(&app, addr, beyond_loopback)?;
-                tracing::info!(
-                    %addr,
-                    "every API and MCP call needs a token (devlens token list)"
-                );
             }
             tracing::info!(data_dir, "starting");
             let shutdown = CancellationToken::new();

@@ -1,8 +1,6 @@
 //! `devlens workspace read|list|search`: the project's files as the workspace tools see them
 //! (confined, `.gitignore` respected, bounded), for scripts and for checking what an agent sees.
 
-use std::path::PathBuf;
-
 use clap::{Args, Subcommand};
 
 use devlens_app::{
@@ -77,11 +75,9 @@ pub(crate) enum WorkspaceCommand {
 }
 
 pub(crate) async fn run(config: Config, args: WorkspaceCmd) -> anyhow::Result<()> {
-    let root = args
-        .workspace
-        .workspace
-        .unwrap_or_else(|| PathBuf::from("."));
-    let app = App::new(config).with_workspace(&root, true);
+    let choice =
+        devlens_app::WorkspaceChoice::resolve(&config, args.workspace.workspace.as_deref(), true);
+    let app = App::new(config).with_workspace_choice(&choice);
     let ws = app.workspace()?;
     match args.command {
         WorkspaceCommand::Read {
