@@ -14,7 +14,7 @@ use serde_json::json;
 
 use devlens_app::{
     App, ErrorKind,
-    api::{SearchInput, endpoint_ref, search_request, spec_selector},
+    api::{SearchInput, confined_spec_selector, endpoint_ref, search_request, spec_selector},
     browser::ConnectionArgs,
     contract::{self, CallEndpoint, CheckTraffic, TrafficSource},
     projects::{ProjectList, ReindexAll, ReindexEvent},
@@ -64,8 +64,19 @@ struct Target {
 }
 
 impl Target {
-    fn selector(&self) -> SpecSelector {
-        spec_selector(self.project.clone(), self.spec.clone())
+    /// The spec named: a project, or a spec file inside the workspace — never a URL or another
+    /// file (devlens_app::api::confined_spec_selector).
+    fn selector(&self, app: &App) -> Result<SpecSelector, Failure> {
+        if self.spec.as_deref().is_none_or(|s| s.trim().is_empty()) {
+            return Ok(spec_selector(self.project.clone(), None));
+        }
+        let workspace = app.workspace()?;
+        Ok(confined_spec_selector(
+            self.project.clone(),
+            self.spec.clone(),
+            &workspace,
+            true,
+        )?)
     }
 }
 
@@ -91,7 +102,7 @@ async fn add_project(
     State(app): Shared,
     Body(body): Body<NewProject>,
 ) -> Result<(StatusCode, Json<devlens_core::Project>), Failure> {
-    let project = devlens_app::projects::add(&app, &body.name, &body.spec).await?;
+    let project = devlens_app::projects::add_from_request(&app, &body.name, &body.spec).await?;
     Ok((StatusCode::CREATED, Json(project)))
 }
 
@@ -114,7 +125,7 @@ async fn tags(
     State(app): Shared,
     Params(target): Params<Target>,
 ) -> JsonResult<devlens_openapi::explorer::TagList> {
-    Ok(Json(app.api().tags(&target.selector()).await?))
+    Ok(Json(app.api().tags(&target.selector(&app)?).await?))
 }
 
 #[derive(Debug, Deserialize)]
@@ -136,7 +147,7 @@ async fn endpoints(
     let page = app
         .api()
         .endpoints(
-            &query.target.selector(),
+            &query.target.selector(&app)?,
             &tag,
             query.offset.unwrap_or(0),
             query.limit,
@@ -162,7 +173,7 @@ async fn endpoint(
     let endpoint = endpoint_ref(query.operation_id, query.method, query.path)?;
     Ok(Json(
         app.api()
-            .details(&query.target.selector(), &endpoint)
+            .details(&query.target.selector(&app)?, &endpoint)
             .await?,
     ))
 }
@@ -194,7 +205,9 @@ async fn run_search(
         details: body.details.unwrap_or(false),
     })?;
     Ok(Json(
-        app.api().search(&body.target.selector(), &request).await?,
+        app.api()
+            .search(&body.target.selector(app)?, &request)
+            .await?,
     ))
 }
 
@@ -228,9 +241,13 @@ async fn embed_reindex(
 ) -> JsonResult<devlens_openapi::explorer::IndexReport> {
     let report = app
         .api()
-        .build_index(&query.target.selector(), query.force, &|done, total| {
-            tracing::debug!(done, total, "embedding endpoints");
-        })
+        .build_index(
+            &query.target.selector(&app)?,
+            query.force,
+            &|done, total| {
+                tracing::debug!(done, total, "embedding endpoints");
+            },
+        )
         .await?;
     Ok(Json(report))
 }
@@ -241,16 +258,17 @@ async fn embed_reindex(
 async fn embed_reindex_stream(
     State(app): Shared,
     Params(query): Params<ReindexQuery>,
-) -> impl IntoResponse {
-    events::stream(move |events| async move {
-        let selector = query.target.selector();
+) -> Result<impl IntoResponse, Failure> {
+    // A spec that may not be named is a plain 403 before the stream starts.
+    let selector = query.target.selector(&app)?;
+    Ok(events::stream(move |events| async move {
         let progress = events.counter();
         let result = app
             .api()
             .build_index(&selector, query.force, &progress)
             .await;
         events.finish(result);
-    })
+    }))
 }
 
 #[derive(Debug, Deserialize)]
@@ -298,7 +316,7 @@ async fn embed_status(
     State(app): Shared,
     Params(target): Params<Target>,
 ) -> JsonResult<devlens_openapi::explorer::IndexStatus> {
-    Ok(Json(app.api().index_status(&target.selector()).await?))
+    Ok(Json(app.api().index_status(&target.selector(&app)?).await?))
 }
 
 /// `POST /api/embed/search`: semantic search; `mode` may ask for another.
@@ -340,7 +358,7 @@ async fn check_traffic(
         },
     };
     let request = CheckTraffic {
-        selector: body.target.selector(),
+        selector: body.target.selector(&app)?,
         base_url: body.base_url,
         source,
     };
@@ -375,17 +393,18 @@ async fn call(
     headers: HeaderMap,
     Body(body): Body<CallBody>,
 ) -> Result<Response, Failure> {
-    if body.execute == Some(true) && scope.is_some_and(|Extension(scope)| scope == Scope::Read) {
+    let read_only = scope.is_some_and(|Extension(scope)| scope == Scope::Read);
+    if body.execute == Some(true) && read_only {
         return Err(Failure::new(
             ErrorKind::Forbidden,
             "`execute: true` sends the request to the API for real, and this token may only \
-             read: leave `execute` out for a dry run (GET, HEAD and OPTIONS are sent anyway), or \
-             use a write token (`devlens token create --scope write` on the server).",
+             read: leave `execute` out for a dry run (nothing is sent for a read token), or use \
+             a write token (`devlens token create --scope write` on the server).",
         ));
     }
     let endpoint = endpoint_ref(body.operation_id, body.method, body.path)?;
     let request = CallEndpoint {
-        selector: body.target.selector(),
+        selector: body.target.selector(&app)?,
         endpoint: Some(endpoint),
         params: body.params,
         headers: body.headers.into_iter().collect(),
@@ -393,6 +412,8 @@ async fn call(
         content_type: body.content_type,
         base_url: body.base_url,
         execute: body.execute,
+        // A read token sees the request it would send, and nothing is sent.
+        dry_run_only: read_only,
     };
     let outcome = contract::call_endpoint(&app, request).await?;
     Ok(answer(&outcome)?.respond(&headers))
@@ -405,6 +426,6 @@ async fn code_sample(
     Params(query): Params<EndpointQuery>,
 ) -> Result<Response, Failure> {
     let endpoint = endpoint_ref(query.operation_id, query.method, query.path)?;
-    let sample = contract::code_sample(&app, &query.target.selector(), &endpoint).await?;
+    let sample = contract::code_sample(&app, &query.target.selector(&app)?, &endpoint).await?;
     Ok(answer(&sample)?.respond(&headers))
 }

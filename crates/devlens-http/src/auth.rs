@@ -3,9 +3,14 @@
 //! A server requires a token when it listens beyond loopback or `[server] require_token` says
 //! so. Then every call to `/api/…`, `/mcp` and `/metrics` carries `Authorization: Bearer
 //! <token>` — or, for the dev panel in a browser, the session cookie its sign-in form got from
-//! `POST /api/auth/session` (HttpOnly, SameSite=Strict; the cookie names a session kept here,
-//! not the token). The panel's pages and assets, `/api/health`, the sign-in itself and the MCP
-//! authorization metadata (`/.well-known/oauth-protected-resource`, RFC 9728) are public.
+//! `POST /api/auth/session` (the cookie names a session kept here, not the token: see
+//! [`SessionCookie`] for its name and attributes). The panel's pages and assets, `/api/health`,
+//! the sign-in itself and the MCP authorization metadata (`/.well-known/oauth-protected-resource`,
+//! RFC 9728) are public.
+//!
+//! Sessions are bounded per token ([`SESSIONS_PER_TOKEN`]: a token's own oldest session makes
+//! room) and in all ([`MAX_SESSIONS`]: then sign-ins are refused, nobody's session is ended), so
+//! a token holder signing in in a loop ends only their own sessions.
 //!
 //! Two middlewares: [`identify`] (outermost) finds out who is calling and puts a [`Caller`] in
 //! the request, so the rate limit can count per token; [`enforce`] (inside the rate limit)
@@ -13,12 +18,14 @@
 //! hands the token's [`Scope`] on to the handlers — the MCP server reads it to refuse tools that
 //! are not read-only, `POST /api/call` to refuse `execute`.
 //!
-//! Which calls are writes: every `POST`, `PUT`, `DELETE` except the ones listed in
+//! Which calls are writes: every `POST`, `PUT`, `PATCH`, `DELETE` except the ones listed in
 //! [`READ_ONLY_POSTS`] (searches, queries, asks, traffic checks, the browser's read-only tools) —
-//! so a route added later is a write until someone decides otherwise — plus `GET /api/extension`,
+//! so a route added later is a write until someone decides otherwise; a body-less `POST`
+//! (`/api/embed/reindex?project=x`) is a write like any other — plus `GET /api/extension`,
 //! which shows the extension pairing secret. Tokens and session ids are never logged.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -40,13 +47,21 @@ use devlens_app::{
 
 use crate::failure::{Failure, json_body};
 
-/// The cookie a signed-in panel carries.
-pub(crate) const SESSION_COOKIE: &str = "devlens_session";
+/// The cookie a signed-in panel carries where browsers keep a `Secure` cookie: over TLS, and on
+/// loopback (`http://localhost`, `http://127.0.0.1` are potentially trustworthy origins, where
+/// browsers keep `Secure` cookies; Chromium's is tested). The `__Host-` prefix makes the browser
+/// insist on `Secure`, `Path=/` and no `Domain`.
+pub(crate) const SESSION_COOKIE: &str = "__Host-devlens_session";
+/// The cookie of a panel on plain HTTP beyond loopback (a team server at `http://10.0.0.5:7878`),
+/// where no browser keeps a `Secure` cookie: the same session, without `Secure` and its prefix.
+pub(crate) const PLAIN_SESSION_COOKIE: &str = "devlens_session";
 /// How long a panel stays signed in.
 const SESSION_LIFETIME: Duration = Duration::from_secs(12 * 60 * 60);
-/// Sessions kept at most (the oldest go first): each needs a valid token to make, but a token
-/// holder signing in in a loop should not grow memory without bound.
-const MAX_SESSIONS: usize = 1_000;
+/// Sessions one token keeps at most: its next sign-in ends its own oldest session.
+pub(crate) const SESSIONS_PER_TOKEN: usize = 16;
+/// Sessions kept at most, all tokens together: past it a sign-in is refused (503) rather than
+/// ending someone's session. One token can hold only [`SESSIONS_PER_TOKEN`] of them.
+pub(crate) const MAX_SESSIONS: usize = 1_000;
 /// Where clients find out how to authenticate (RFC 9728).
 pub(crate) const RESOURCE_METADATA_PATH: &str = "/.well-known/oauth-protected-resource";
 
@@ -127,6 +142,49 @@ pub(crate) enum Caller {
 struct PanelSession {
     token_id: String,
     expires: Instant,
+    /// The order sessions started in (oldest first).
+    serial: u64,
+}
+
+/// The session cookie of a request's context: its name and whether it is `Secure`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct SessionCookie {
+    pub(crate) name: &'static str,
+    pub(crate) secure: bool,
+}
+
+impl SessionCookie {
+    /// `__Host-devlens_session` (`Secure`) over TLS and on loopback, else `devlens_session`.
+    pub(crate) fn for_request(headers: &HeaderMap) -> Self {
+        if over_tls(headers) || loopback_host(headers) {
+            Self {
+                name: SESSION_COOKIE,
+                secure: true,
+            }
+        } else {
+            Self {
+                name: PLAIN_SESSION_COOKIE,
+                secure: false,
+            }
+        }
+    }
+
+    /// The `Set-Cookie` value holding `value` for `max_age` seconds (0 clears it).
+    fn set(self, value: &str, max_age: u64) -> String {
+        let secure = if self.secure { "; Secure" } else { "" };
+        format!(
+            "{}={value}; Path=/; HttpOnly; SameSite=Strict; Max-Age={max_age}{secure}",
+            self.name
+        )
+    }
+}
+
+/// Whether the client addressed the server by a loopback name (the guard has checked `Host`).
+fn loopback_host(headers: &HeaderMap) -> bool {
+    headers
+        .get(header::HOST)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|host| crate::guard::is_loopback_name(crate::guard::strip_port(host)))
 }
 
 /// The token check of one server.
@@ -135,6 +193,8 @@ pub(crate) struct Auth {
     required: bool,
     tokens: TokenStore,
     sessions: Mutex<HashMap<String, PanelSession>>,
+    /// The next session's [`PanelSession::serial`].
+    serial: AtomicU64,
 }
 
 impl Auth {
@@ -143,6 +203,7 @@ impl Auth {
             required,
             tokens,
             sessions: Mutex::new(HashMap::new()),
+            serial: AtomicU64::new(0),
         }
     }
 
@@ -157,7 +218,7 @@ impl Auth {
                 Err(e) => Caller::Broken(e.to_string()),
             };
         }
-        match cookie(headers, SESSION_COOKIE) {
+        match cookie(headers, SessionCookie::for_request(headers).name) {
             Some(session) => self.session_caller(session),
             None => Caller::Anonymous,
         }
@@ -185,7 +246,8 @@ impl Auth {
         }
     }
 
-    /// A new session for `who`; its id, the cookie's value.
+    /// A new session for `who`; its id, the cookie's value. A token at [`SESSIONS_PER_TOKEN`]
+    /// loses its own oldest session; with [`MAX_SESSIONS`] held in all, the sign-in is refused.
     fn start_session(&self, who: &TokenIdentity) -> Result<String, Failure> {
         let mut bytes = [0u8; 32];
         getrandom::fill(&mut bytes).map_err(|e| {
@@ -198,19 +260,42 @@ impl Auth {
         let now = Instant::now();
         let mut sessions = self.sessions.lock().unwrap_or_else(|p| p.into_inner());
         sessions.retain(|_, s| s.expires > now);
-        if sessions.len() >= MAX_SESSIONS
-            && let Some(oldest) = sessions
-                .iter()
-                .min_by_key(|(_, s)| s.expires)
-                .map(|(k, _)| k.clone())
-        {
+        // The token's own sessions, oldest first.
+        let mut own: Vec<(u64, String)> = sessions
+            .iter()
+            .filter(|(_, s)| s.token_id == who.id)
+            .map(|(k, s)| (s.serial, k.clone()))
+            .collect();
+        own.sort();
+        let surplus = (own.len() + 1).saturating_sub(SESSIONS_PER_TOKEN);
+        for (_, oldest) in own.into_iter().take(surplus) {
             sessions.remove(&oldest);
+        }
+        if sessions.len() >= MAX_SESSIONS {
+            tracing::warn!(
+                token = %who.id,
+                sessions = sessions.len(),
+                "refused a panel sign-in: the server holds as many sessions as it keeps"
+            );
+            return Err(Failure::new(
+                ErrorKind::Unavailable,
+                format!(
+                    "This server holds {MAX_SESSIONS} signed-in panel sessions, the most it keeps \
+                     (at most {SESSIONS_PER_TOKEN} per token), so it signs no one else in until \
+                     some end: a session ends after 12 hours, on sign-out, when its token is \
+                     revoked (`devlens token list`, `devlens token revoke ID` on the server) or \
+                     when the server restarts. Try again later, or ask the server's owner; \
+                     clients other than the panel need no session: they send the token as \
+                     `Authorization: Bearer <token>`."
+                ),
+            ));
         }
         sessions.insert(
             id.clone(),
             PanelSession {
                 token_id: who.id.clone(),
                 expires: now + SESSION_LIFETIME,
+                serial: self.serial.fetch_add(1, Ordering::Relaxed),
             },
         );
         Ok(id)
@@ -464,11 +549,7 @@ async fn sign_in(
         Err(e) => return Err(Failure::new(ErrorKind::Internal, e.to_string())),
     };
     let session = auth.start_session(&who)?;
-    let secure = if over_tls(&headers) { "; Secure" } else { "" };
-    let cookie = format!(
-        "{SESSION_COOKIE}={session}; Path=/; HttpOnly; SameSite=Strict; Max-Age={}{secure}",
-        SESSION_LIFETIME.as_secs()
-    );
+    let cookie = SessionCookie::for_request(&headers).set(&session, SESSION_LIFETIME.as_secs());
     let mut response = Json(session_state(&auth, Some(&who))).into_response();
     if let Ok(value) = HeaderValue::from_str(&cookie) {
         response.headers_mut().insert(header::SET_COOKIE, value);
@@ -478,14 +559,14 @@ async fn sign_in(
 
 /// `DELETE /api/auth/session`: signs the panel out (the session ends, the cookie is cleared).
 async fn sign_out(State(auth): State<Arc<Auth>>, headers: HeaderMap) -> Response {
-    if let Some(session) = cookie(&headers, SESSION_COOKIE) {
+    let kind = SessionCookie::for_request(&headers);
+    if let Some(session) = cookie(&headers, kind.name) {
         auth.end_session(session);
     }
     let mut response = Json(session_state(&auth, None)).into_response();
-    response.headers_mut().insert(
-        header::SET_COOKIE,
-        HeaderValue::from_static("devlens_session=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0"),
-    );
+    if let Ok(value) = HeaderValue::from_str(&kind.set("", 0)) {
+        response.headers_mut().insert(header::SET_COOKIE, value);
+    }
     response
 }
 
@@ -614,10 +695,134 @@ mod tests {
 
         headers.insert(
             header::COOKIE,
-            "theme=dark; devlens_session=s1; other=x".parse().unwrap(),
+            "theme=dark; __Host-devlens_session=s1; devlens_session=s2; other=x"
+                .parse()
+                .unwrap(),
         );
         assert_eq!(cookie(&headers, SESSION_COOKIE), Some("s1"));
+        assert_eq!(cookie(&headers, PLAIN_SESSION_COOKIE), Some("s2"));
         assert_eq!(cookie(&headers, "missing"), None);
+    }
+
+    fn request_to(host: &str, tls: bool) -> HeaderMap {
+        let mut headers = HeaderMap::new();
+        headers.insert(header::HOST, host.parse().unwrap());
+        if tls {
+            headers.insert("x-forwarded-proto", "https".parse().unwrap());
+        }
+        headers
+    }
+
+    #[test]
+    fn the_session_cookie_is_host_prefixed_and_secure_over_tls_and_on_loopback() {
+        for host in [
+            "127.0.0.1:7878",
+            "localhost:7878",
+            "[::1]:7878",
+            "localhost",
+        ] {
+            let kind = SessionCookie::for_request(&request_to(host, false));
+            assert_eq!(kind.name, "__Host-devlens_session", "{host}");
+            let set = kind.set("abc", 60);
+            assert_eq!(
+                set,
+                "__Host-devlens_session=abc; Path=/; HttpOnly; SameSite=Strict; Max-Age=60; Secure"
+            );
+            assert!(!set.contains("Domain"), "{set}");
+        }
+        let team = SessionCookie::for_request(&request_to("devlens.team:7878", true));
+        assert_eq!((team.name, team.secure), (SESSION_COOKIE, true));
+        // Plain HTTP beyond loopback: no browser keeps a Secure cookie there.
+        let lan = SessionCookie::for_request(&request_to("10.0.0.5:7878", false));
+        assert_eq!((lan.name, lan.secure), (PLAIN_SESSION_COOKIE, false));
+        assert_eq!(
+            lan.set("", 0),
+            "devlens_session=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0"
+        );
+    }
+
+    #[test]
+    fn a_request_is_read_with_the_cookie_of_its_context_only() {
+        let dir = std::env::temp_dir().join("devlens-auth-cookie-test-nonexistent");
+        let auth = Auth::new(TokenStore::new(&devlens_core::DataDir::at(&dir)), true);
+        let mut loopback = request_to("127.0.0.1:7878", false);
+        // A cookie under the other name (set by a page on another port of localhost, say) is
+        // not looked at: no session, an anonymous caller.
+        loopback.insert(header::COOKIE, "devlens_session=planted".parse().unwrap());
+        assert!(matches!(auth.caller(&loopback), Caller::Anonymous));
+        loopback.insert(
+            header::COOKIE,
+            "__Host-devlens_session=gone".parse().unwrap(),
+        );
+        assert!(matches!(auth.caller(&loopback), Caller::Unknown));
+    }
+
+    fn identity(id: &str) -> TokenIdentity {
+        TokenIdentity {
+            id: id.to_string(),
+            name: id.to_string(),
+            scope: Scope::Read,
+        }
+    }
+
+    fn live(auth: &Auth, session: &str) -> bool {
+        auth.sessions
+            .lock()
+            .unwrap()
+            .get(session)
+            .is_some_and(|s| s.expires > Instant::now())
+    }
+
+    #[test]
+    fn a_token_signing_in_in_a_loop_ends_only_its_own_oldest_sessions() {
+        let dir = std::env::temp_dir().join("devlens-auth-session-test-nonexistent");
+        let auth = Auth::new(TokenStore::new(&devlens_core::DataDir::at(&dir)), true);
+        let (alice, mallory) = (identity("tok_alice"), identity("tok_mallory"));
+        let kept = auth.start_session(&alice).unwrap();
+        let first = auth.start_session(&mallory).unwrap();
+        let mut last = Vec::new();
+        for _ in 0..(MAX_SESSIONS + 10) {
+            last.push(auth.start_session(&mallory).unwrap());
+        }
+        assert!(live(&auth, &kept), "another token's session is kept");
+        assert!(!live(&auth, &first), "the token's own oldest went");
+        let own = auth
+            .sessions
+            .lock()
+            .unwrap()
+            .values()
+            .filter(|s| s.token_id == mallory.id)
+            .count();
+        assert_eq!(own, SESSIONS_PER_TOKEN);
+        for session in &last[last.len() - SESSIONS_PER_TOKEN..] {
+            assert!(live(&auth, session));
+        }
+        assert_eq!(auth.sessions.lock().unwrap().len(), SESSIONS_PER_TOKEN + 1);
+    }
+
+    #[test]
+    fn past_the_global_bound_sign_ins_are_refused_and_nobody_is_signed_out() {
+        let dir = std::env::temp_dir().join("devlens-auth-bound-test-nonexistent");
+        let auth = Auth::new(TokenStore::new(&devlens_core::DataDir::at(&dir)), true);
+        let mut held = Vec::new();
+        for n in 0..MAX_SESSIONS {
+            held.push(
+                auth.start_session(&identity(&format!("tok_{}", n / SESSIONS_PER_TOKEN)))
+                    .unwrap(),
+            );
+        }
+        let refused = auth.start_session(&identity("tok_new")).unwrap_err();
+        let response = refused.into_response();
+        assert_eq!(
+            response.status(),
+            axum::http::StatusCode::SERVICE_UNAVAILABLE
+        );
+        assert!(held.iter().all(|s| live(&auth, s)), "every session is kept");
+        // A token at its own cap still signs in: in place of its own oldest.
+        let full = identity("tok_0");
+        assert!(auth.start_session(&full).is_ok());
+        assert!(!live(&auth, &held[0]));
+        assert!(held[1..].iter().all(|s| live(&auth, s)));
     }
 
     #[test]

@@ -40,7 +40,7 @@ async fn libraries(State(app): Shared) -> JsonResult<LibraryList> {
 /// `POST /api/docs/libraries`: ingest a folder (`path`) or a site crawled from `url` (within
 /// `maxPages` and `maxDepth`; `ignoreRobots` fetches what the site's robots.txt disallows).
 async fn add_library(State(app): Shared, Body(body): Body<AddDocs>) -> JsonResult<IngestReport> {
-    let request = body.into_request()?;
+    let request = body.into_confined_request(&app)?;
     let report = app.docs()?.ingest(&request, &|_, _, _| {}).await?;
     Ok(Json(report))
 }
@@ -54,7 +54,7 @@ async fn add_library_stream(
     State(app): Shared,
     Params(body): Params<AddDocs>,
 ) -> Result<impl IntoResponse, Failure> {
-    let request = body.into_request()?;
+    let request = body.into_confined_request(&app)?;
     let docs = app.docs()?;
     Ok(crate::events::stream(move |events| async move {
         let progress = {

@@ -94,7 +94,36 @@ pub fn router(app: Arc<App>, extra: Router, options: ServerOptions) -> Router {
         .layer(CompressionLayer::new())
 }
 
-/// Serves until `shutdown` is cancelled. Logs the address it listens on to stderr.
+/// Says where the dev panel is and whether this server asks for tokens (and how to make it).
+fn announce_panel_and_tokens(local: SocketAddr, require_tokens: bool) {
+    let panel = if local.ip().is_unspecified() {
+        // Every address of the machine: the panel is at any of them.
+        format!(
+            "http://127.0.0.1:{}/ (or this machine's network address)",
+            local.port()
+        )
+    } else {
+        format!("http://{local}/")
+    };
+    tracing::info!("dev panel on {panel}");
+    if require_tokens {
+        tracing::info!(
+            "tokens required: every API and MCP call needs a bearer token, and the panel asks for \
+             one to sign in (`devlens token create --scope read|write` makes one, `devlens token \
+             list` shows them)"
+        );
+    } else {
+        tracing::info!(
+            "no token required (loopback): programs on this machine may call this server, web \
+             pages only from its own origin. To require tokens here too, set \
+             `[server] require_token = true` in devlens.toml and run `devlens token create \
+             --scope write`"
+        );
+    }
+}
+
+/// Serves until `shutdown` is cancelled. Logs the address it listens on, the panel's address and
+/// whether tokens are required to stderr.
 pub async fn serve(
     addr: SocketAddr,
     app: Arc<App>,
@@ -110,6 +139,7 @@ pub async fn serve(
     })?;
     let local = listener.local_addr()?;
     tracing::info!("devlens HTTP API on http://{local}/api/  MCP on http://{local}/mcp");
+    announce_panel_and_tokens(local, options.require_tokens);
     let router = router(app, extra, options);
     // The peer's address keys the rate limit of callers without a token.
     axum::serve(

@@ -44,6 +44,7 @@ use rmcp::{
 };
 
 use devlens_app::{App, tokens::Scope};
+use tracing::Instrument as _;
 
 pub use devlens_app;
 pub use devlens_browser;
@@ -218,6 +219,9 @@ impl DevlensServer {
 
     /// Serves MCP over stdin/stdout until the client closes the stream.
     pub async fn serve_stdio(self) -> Result<(), std::io::Error> {
+        // The one client here is the user's own agent: it also gets the log events of no
+        // session (start-up, background work).
+        self.log.serve_stdio();
         let running = self
             .serve(rmcp::transport::stdio())
             .await
@@ -383,7 +387,10 @@ impl ServerHandler for DevlensServer {
         request: ReadResourceRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
-        let contents = self.read_resource_now(&request.uri).await?;
+        let contents = self
+            .read_resource_now(&request.uri)
+            .instrument(self.log.span())
+            .await?;
         Ok(ReadResourceResult::new(contents).into())
     }
 
@@ -420,7 +427,11 @@ impl ServerHandler for DevlensServer {
         request: GetPromptRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, ErrorData> {
-        Ok(self.prompt(&request.name, request.arguments).await?.into())
+        Ok(self
+            .prompt(&request.name, request.arguments)
+            .instrument(self.log.span())
+            .await?
+            .into())
     }
 
     async fn complete(
@@ -439,6 +450,7 @@ impl ServerHandler for DevlensServer {
                 &request.argument.value,
                 &context,
             )
+            .instrument(self.log.span())
             .await?;
         Ok(CompleteResult::new(info))
     }
@@ -547,7 +559,12 @@ impl ServerHandler for DevlensServer {
             return Ok(refusal.into());
         }
         let call = ToolCallContext::new(self, request, context);
-        let response = self.tool_router.call(call).await;
+        // What the tool logs goes to this session alone (see `logging`).
+        let response = self
+            .tool_router
+            .call(call)
+            .instrument(self.log.span())
+            .await;
         // A call can change the state (a launch, enable_debug_tools, a click that hits a
         // breakpoint): announce it now rather than at the next poll.
         if self.visibility.dynamic() {

@@ -159,7 +159,13 @@ fn respond(content_type: &'static str, body: String, csp: String) -> Response {
 /// Whether `path` is one of the panel's pages or assets: public, so a browser without a session
 /// can load the sign-in form (the data they show comes from the API, which asks for a token).
 pub(crate) fn is_public(path: &str) -> bool {
-    PAGES.iter().any(|page| page.path == path) || ASSETS.iter().any(|(asset, ..)| *asset == path)
+    is_page(path) || ASSETS.iter().any(|(asset, ..)| *asset == path)
+}
+
+/// Whether `path` is one of the panel's pages (not an asset): what a link from anywhere may
+/// open (see the guard).
+pub(crate) fn is_page(path: &str) -> bool {
+    PAGES.iter().any(|page| page.path == path)
 }
 
 pub(crate) fn routes(app: Arc<App>) -> Router {
