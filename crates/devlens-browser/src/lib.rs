@@ -64,7 +64,10 @@ pub use records::emulation::{
 pub use records::network::{
     BodyOptions, MessageBody, NetworkEntry, NetworkPage, NetworkQuery, RequestDetails,
 };
-pub use tab::launch::{ConnectOptions, LaunchOptions, find_chrome};
+pub use tab::files::{file_allowed, file_url_path};
+pub use tab::launch::{
+    ConnectOptions, LaunchOptions, Sandbox, SandboxState, find_chrome, running_as_root,
+};
 pub use tab::session::{
     BrowserSessions, ConnectionInfo, ConnectionKind, ConnectionList, Disconnected, SessionOptions,
 };

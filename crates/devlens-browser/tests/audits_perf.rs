@@ -110,7 +110,14 @@ fn a_trace_of_a_reload_names_its_problems() {
         );
         assert!(f.cls > 0.05 && !f.layout_shifts.is_empty(), "{text}");
         assert!(!f.layout_shifts[0].elements.is_empty(), "{text}");
-        assert_eq!(f.main_thread[0].category, "scripting", "{text}");
+        // The page's scripts show as scripting time; whether it tops "other" (Chrome's own
+        // work, which grows on a busy machine) is not the page's doing.
+        assert!(
+            f.main_thread
+                .iter()
+                .any(|c| c.category == "scripting" && c.ms >= 70.0),
+            "{text}"
+        );
         assert!(f.requests >= 3, "{text}");
         let raw = std::fs::read_to_string(&saved).expect("saved trace");
         assert!(

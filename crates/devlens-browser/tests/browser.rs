@@ -1092,3 +1092,90 @@ fn a_tab_closed_elsewhere_says_so_at_once() {
         );
     });
 }
+
+/// Files a confined tab saves (what a server's tools get) go through one atomic writer: a
+/// symlink put at the path after the path was checked is replaced, never followed; a folder
+/// swapped for a symlink to somewhere else makes the save fail with nothing written there.
+#[test]
+fn saved_files_never_follow_a_symlink_swapped_in_after_the_check() {
+    use devlens_browser::audit::memory::MemoryOptions;
+    use devlens_workspace::{Access, Places};
+
+    with_browser(|env: Env| async move {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = dir.path().join("ws");
+        let outside = dir.path().join("outside");
+        std::fs::create_dir_all(&ws).unwrap();
+        std::fs::create_dir_all(&outside).unwrap();
+        let secret = outside.join("secret.txt");
+        std::fs::write(&secret, "do not touch").unwrap();
+        let places = Places::new(&ws, &dir.path().join("data"), false).unwrap();
+        let root = places.workspace().to_path_buf();
+        let tab = env.open("/elements").await.writing_in(&places);
+        let checked = |path: &str| places.resolve(path, Access::Write).unwrap().path;
+
+        // A symlink at the screenshot's name, put there after the check: replaced.
+        std::fs::create_dir_all(root.join("shots")).unwrap();
+        let shot = checked("shots/page.png");
+        std::os::unix::fs::symlink(&secret, &shot).unwrap();
+        let taken = tab
+            .screenshot(&ScreenshotRequest {
+                path: Some(shot.clone()),
+                ..Default::default()
+            })
+            .await
+            .unwrap();
+        assert!(std::fs::symlink_metadata(&shot).unwrap().is_file());
+        assert_eq!(
+            image_size(&std::fs::read(&shot).unwrap()),
+            (taken.width, taken.height)
+        );
+        assert_eq!(std::fs::read_to_string(&secret).unwrap(), "do not touch");
+
+        // The folder of a saved response body swapped for a symlink to outside: refused.
+        eval(&tab, "fetch('/api/data').then(r => r.text())").await;
+        let listed = tab.network_requests(&NetworkQuery {
+            url_contains: Some("/api/data".into()),
+            ..Default::default()
+        });
+        let id = listed.requests[0].id;
+        std::fs::create_dir_all(root.join("bodies")).unwrap();
+        let body = checked("bodies/data.json");
+        std::fs::remove_dir(root.join("bodies")).unwrap();
+        std::os::unix::fs::symlink(&outside, root.join("bodies")).unwrap();
+        let err = tab
+            .network_request(
+                &format!("#{id}"),
+                &BodyOptions {
+                    save_response_body_to: Some(body),
+                    ..Default::default()
+                },
+            )
+            .await
+            .unwrap_err();
+        assert!(matches!(err, BrowserError::InvalidInput(_)), "{err}");
+        assert!(err.to_string().contains("was not written"), "{err}");
+
+        // A heap snapshot streamed into a folder swapped the same way: refused.
+        std::fs::create_dir_all(root.join("heap")).unwrap();
+        let heap = checked("heap/page.heapsnapshot");
+        std::fs::remove_dir(root.join("heap")).unwrap();
+        std::os::unix::fs::symlink(&outside, root.join("heap")).unwrap();
+        let err = tab
+            .memory(&MemoryOptions {
+                heap_snapshot: true,
+                save_to: Some(heap),
+                ..Default::default()
+            })
+            .await
+            .unwrap_err();
+        assert!(err.to_string().contains("was not written"), "{err}");
+
+        assert_eq!(
+            std::fs::read_dir(&outside).unwrap().count(),
+            1,
+            "only the secret is outside"
+        );
+        assert_eq!(std::fs::read_to_string(&secret).unwrap(), "do not touch");
+    });
+}

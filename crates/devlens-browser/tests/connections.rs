@@ -323,3 +323,110 @@ fn a_tab_opened_before_connecting_is_listed_and_usable() {
         let _ = child.wait();
     });
 }
+
+/// A browser of confined sessions (a server's) loads `file:` pages only inside the workspace and
+/// the artifacts folder — whoever asks: a navigation, a page script, an iframe, a symlink. The
+/// launch answer says whether Chrome runs in its sandbox.
+#[test]
+fn a_confined_browser_loads_local_files_only_inside_the_workspace() {
+    use devlens_browser::{
+        EvaluateOptions, Navigation, SandboxState, SnapshotOptions, running_as_root,
+    };
+    use devlens_workspace::Places;
+
+    if !browser_available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().join("ws");
+    std::fs::create_dir_all(&ws).unwrap();
+    let secret = dir.path().join("secret.txt");
+    std::fs::write(&secret, "TOP SECRET 4711").unwrap();
+    let secret_url = format!("file://{}", secret.display());
+    std::fs::write(
+        ws.join("page.html"),
+        format!(
+            "<!doctype html><title>Inside</title><h1>inside the workspace</h1>\
+             <iframe src=\"{secret_url}\"></iframe>"
+        ),
+    )
+    .unwrap();
+    std::os::unix::fs::symlink(&secret, ws.join("link.txt")).unwrap();
+    let places = Places::new(&ws, &dir.path().join("data"), false).unwrap();
+    let root = places.workspace().to_path_buf();
+
+    block_on(async {
+        let sessions = BrowserSessions::new();
+        sessions.confine_files(&places);
+        let launched = sessions.launch(&LaunchOptions::default()).await.unwrap();
+        let expected = SandboxState::decide(Default::default(), running_as_root());
+        assert_eq!(launched.sandbox, Some(expected));
+        assert!(
+            launched.to_text().ends_with(expected.describe()),
+            "{}",
+            launched.to_text()
+        );
+        let tab = sessions.tab(None).await.unwrap();
+        let text = |tab: devlens_browser::Tab| async move {
+            tab.snapshot(&SnapshotOptions::default())
+                .await
+                .unwrap()
+                .to_text()
+        };
+
+        // Inside: loads. Its iframe of the outside file does not.
+        let page = format!("file://{}", root.join("page.html").display());
+        let report = tab
+            .navigate(&Navigation::Url(page.clone()), None)
+            .await
+            .unwrap();
+        assert_eq!(report.title, "Inside", "{}", report.to_text());
+        let shown = text(tab.clone()).await;
+        assert!(shown.contains("inside the workspace"), "{shown}");
+        assert!(
+            !shown.contains("TOP SECRET"),
+            "the iframe read the file: {shown}"
+        );
+
+        // Straight to the outside file, and through a symlink in the workspace: refused.
+        for url in [
+            secret_url.clone(),
+            format!("file://{}", root.join("link.txt").display()),
+        ] {
+            let err = tab
+                .navigate(&Navigation::Url(url.clone()), None)
+                .await
+                .unwrap_err()
+                .to_string();
+            assert!(err.contains("ACCESS_DENIED"), "{url}: {err}");
+        }
+
+        // A page script of a workspace page sending the tab there: the file is not shown.
+        tab.navigate(&Navigation::Url(page), None).await.unwrap();
+        let _ = tab
+            .evaluate(
+                &format!("location.href = {secret_url:?}; 1"),
+                &EvaluateOptions::default(),
+            )
+            .await;
+        tokio::time::sleep(Duration::from_millis(1500)).await;
+        let shown = text(tab.clone()).await;
+        assert!(!shown.contains("TOP SECRET"), "{} shows {shown}", tab.url());
+        assert!(
+            !tab.url().contains("secret.txt") || shown.contains("denied"),
+            "{shown}"
+        );
+
+        // Unconfined sessions (a CLI run, the user's own files) load it: the check above is
+        // the confinement's doing, not Chrome's.
+        let open = BrowserSessions::new();
+        open.launch(&LaunchOptions::default()).await.unwrap();
+        let free = open.tab(None).await.unwrap();
+        free.navigate(&Navigation::Url(secret_url.clone()), None)
+            .await
+            .unwrap();
+        assert!(text(free).await.contains("TOP SECRET 4711"));
+        open.shutdown().await;
+        sessions.shutdown().await;
+    });
+}

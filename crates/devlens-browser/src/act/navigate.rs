@@ -31,7 +31,36 @@ pub enum Navigation {
     Reload,
 }
 
-/// Adds a scheme where people leave it out: `http://` for local hosts, `https://` otherwise.
+/// The schemes a tab may be sent to. Others (`view-source:`, `chrome:`, `filesystem:`, …) are
+/// refused: `view-source:file:///…` would show a local file past the `file:` check.
+/// `chrome-extension:` stays: a front end may be an extension's pages, and they read no local
+/// file a page could not.
+const SCHEMES: &[&str] = &[
+    "http",
+    "https",
+    "file",
+    "about",
+    "data",
+    "blob",
+    "javascript",
+    "chrome-extension",
+];
+
+/// The scheme `url` starts with, if it starts with one (`localhost:3000` does not: a port).
+fn scheme_of(url: &str) -> Option<&str> {
+    let (scheme, rest) = url.split_once(':')?;
+    let valid = scheme.starts_with(|c: char| c.is_ascii_alphabetic())
+        && scheme
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'));
+    // `host:8080/x` is a host and a port, not a scheme.
+    let port = rest.split(['/', '?', '#']).next().unwrap_or("");
+    let is_port = !port.is_empty() && port.chars().all(|c| c.is_ascii_digit());
+    (valid && !is_port).then_some(scheme)
+}
+
+/// Adds a scheme where people leave it out: `http://` for local hosts, `https://` otherwise;
+/// refuses schemes a tab is not sent to.
 fn normalize_url(input: &str) -> Result<String> {
     let url = input.trim();
     if url.is_empty() {
@@ -39,18 +68,18 @@ fn normalize_url(input: &str) -> Result<String> {
             "give a URL to navigate to".into(),
         ));
     }
-    if url.contains("://")
-        || [
-            "about:",
-            "data:",
-            "file:",
-            "chrome:",
-            "javascript:",
-            "blob:",
-        ]
-        .iter()
-        .any(|p| url.starts_with(p))
-    {
+    // Chrome drops tabs and newlines inside a URL, so `vi\new-source:` is `view-source:`.
+    let compact: String = url
+        .chars()
+        .filter(|c| !matches!(c, '\t' | '\n' | '\r'))
+        .collect();
+    if let Some(scheme) = scheme_of(&compact) {
+        if !SCHEMES.iter().any(|s| s.eq_ignore_ascii_case(scheme)) {
+            return Err(BrowserError::InvalidInput(format!(
+                "`{scheme}:` URLs are not opened: use an http(s) URL, a file: URL inside the \
+                 workspace, about:blank, a data: URL or an extension's page"
+            )));
+        }
         return Ok(url.to_string());
     }
     if url.contains(char::is_whitespace) {
@@ -314,7 +343,40 @@ mod tests {
         assert_eq!(normalize_url("example.com").unwrap(), "https://example.com");
         assert_eq!(normalize_url("about:blank").unwrap(), "about:blank");
         assert_eq!(normalize_url("http://a/b").unwrap(), "http://a/b");
+        assert_eq!(
+            normalize_url("localhost:3000").unwrap(),
+            "http://localhost:3000"
+        );
+        assert_eq!(
+            normalize_url("myhost:8080/x").unwrap(),
+            "http://myhost:8080/x"
+        );
+        assert_eq!(
+            normalize_url("data:text/html,x").unwrap(),
+            "data:text/html,x"
+        );
+        assert_eq!(
+            normalize_url("FILE:///ws/a.html").unwrap(),
+            "FILE:///ws/a.html"
+        );
         assert!(normalize_url(" ").is_err());
         assert!(normalize_url("not a url").is_err());
+    }
+
+    #[test]
+    fn only_web_file_about_and_data_urls_are_opened() {
+        for refused in [
+            "view-source:file:///etc/passwd",
+            "VIEW-SOURCE:https://example.com",
+            "vi\new-source:file:///etc/passwd",
+            "chrome://settings",
+            "filesystem:file:///x",
+            "ftp://example.com/x",
+        ] {
+            let err = normalize_url(refused).unwrap_err().to_string();
+            assert!(err.contains("are not opened"), "{refused}: {err}");
+        }
+        // An extension's own pages are a front end too.
+        assert!(normalize_url("chrome-extension://abc/options.html").is_ok());
     }
 }

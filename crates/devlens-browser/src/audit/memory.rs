@@ -4,17 +4,17 @@
 //! once.
 
 use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Duration;
 
 use chromiumoxide::cdp::js_protocol::heap_profiler::EventAddHeapSnapshotChunk;
 use futures::StreamExt;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
-use tokio::io::AsyncWriteExt;
 
 use crate::error::{BrowserError, Result};
 use crate::records::heap::{self, HeapSummary};
+use crate::tab::artifacts::StreamedFile;
 use crate::tab::cdp::Raw;
 use crate::tab::targets::Tab;
 
@@ -110,15 +110,9 @@ impl Tab {
         };
         if options.heap_snapshot {
             let top = options.top.unwrap_or(DEFAULT_TOP).clamp(1, MAX_TOP);
-            let scratch = tempfile::NamedTempFile::new()
-                .map_err(|e| BrowserError::protocol("saving the heap snapshot", e.to_string()))?;
-            let path = options
-                .save_to
-                .clone()
-                .unwrap_or_else(|| scratch.path().to_path_buf());
-            self.take_heap_snapshot(&path).await?;
-            let file = std::fs::File::open(&path)
-                .map_err(|e| BrowserError::protocol("reading the heap snapshot", e.to_string()))?;
+            let mut out = self.stream_file(options.save_to.as_deref()).await?;
+            self.take_heap_snapshot(&mut out).await?;
+            let file = out.finish().await?;
             let summary = tokio::task::spawn_blocking(move || heap::summarize(file, top))
                 .await
                 .map_err(|e| {
@@ -134,18 +128,8 @@ impl Tab {
         Ok(report)
     }
 
-    /// Streams a heap snapshot into `path` chunk by chunk.
-    async fn take_heap_snapshot(&self, path: &Path) -> Result<()> {
-        let fail = |e: std::io::Error| {
-            BrowserError::protocol(
-                "saving the heap snapshot",
-                format!("{}: {e}", path.display()),
-            )
-        };
-        if let Some(parent) = path.parent() {
-            tokio::fs::create_dir_all(parent).await.map_err(fail)?;
-        }
-        let mut out = tokio::fs::File::create(path).await.map_err(fail)?;
+    /// Streams a heap snapshot into `out` chunk by chunk.
+    async fn take_heap_snapshot(&self, out: &mut StreamedFile) -> Result<()> {
         let mut chunks = self
             .page()
             .event_listener::<EventAddHeapSnapshotChunk>()
@@ -171,7 +155,7 @@ impl Tab {
                 Duration::from_millis(500)
             };
             match tokio::time::timeout(wait, chunks.next()).await {
-                Ok(Some(chunk)) => out.write_all(chunk.chunk.as_bytes()).await.map_err(fail)?,
+                Ok(Some(chunk)) => out.write(chunk.chunk.as_bytes()).await?,
                 Ok(None) => break,
                 Err(_) if done => break,
                 Err(_) => {
@@ -200,7 +184,6 @@ impl Tab {
                 ));
             }
         }
-        out.flush().await.map_err(fail)?;
         Ok(())
     }
 }

@@ -12,12 +12,12 @@ use chromiumoxide::cdp::browser_protocol::tracing::EventTracingComplete;
 use futures::StreamExt;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
-use tokio::io::AsyncWriteExt;
 
 use crate::act::navigate::Navigation;
 use crate::error::{BrowserError, Result};
 use crate::records::sourcemap::SourceMap;
 use crate::records::trace::{self, CodeLocation, ProfileFindings, TraceFindings};
+use crate::tab::artifacts::StreamedFile;
 use crate::tab::cdp::Raw;
 use crate::tab::sourcemaps;
 use crate::tab::targets::Tab;
@@ -548,12 +548,9 @@ impl Tab {
             .map(|h| h.inner().clone())
             .ok_or_else(|| BrowserError::protocol("Tracing.end", "no trace stream"))?;
         // The trace goes to a file as it streams: it is read back once, never held twice.
-        let scratch = tempfile::NamedTempFile::new()
-            .map_err(|e| BrowserError::protocol("saving the trace", e.to_string()))?;
-        let path = save_to.map_or_else(|| scratch.path().to_path_buf(), Path::to_path_buf);
-        self.read_stream(&handle, &path).await?;
-        let file = std::fs::File::open(&path)
-            .map_err(|e| BrowserError::protocol("reading the trace", e.to_string()))?;
+        let mut out = self.stream_file(save_to).await?;
+        self.read_stream(&handle, &mut out).await?;
+        let file = out.finish().await?;
         let events = tokio::task::spawn_blocking(move || trace::read_trace(file))
             .await
             .map_err(|e| BrowserError::protocol("reading the trace", e.to_string()))?
@@ -581,14 +578,7 @@ impl Tab {
         })
     }
 
-    async fn read_stream(&self, handle: &str, path: &Path) -> Result<()> {
-        let fail = |e: std::io::Error| {
-            BrowserError::protocol("saving the trace", format!("{}: {e}", path.display()))
-        };
-        if let Some(parent) = path.parent() {
-            tokio::fs::create_dir_all(parent).await.map_err(fail)?;
-        }
-        let mut out = tokio::fs::File::create(path).await.map_err(fail)?;
+    async fn read_stream(&self, handle: &str, out: &mut StreamedFile) -> Result<()> {
         loop {
             let chunk = self
                 .call(Raw::new(
@@ -600,15 +590,14 @@ impl Tab {
             if chunk["base64Encoded"].as_bool() == Some(true) {
                 let bytes = crate::records::sourcemap::base64_decode(data)
                     .map_err(|e| BrowserError::protocol("reading the trace", e))?;
-                out.write_all(&bytes).await.map_err(fail)?;
+                out.write(&bytes).await?;
             } else {
-                out.write_all(data.as_bytes()).await.map_err(fail)?;
+                out.write(data.as_bytes()).await?;
             }
             if chunk["eof"].as_bool() != Some(false) {
                 break;
             }
         }
-        out.flush().await.map_err(fail)?;
         let _ = self
             .call(Raw::new("IO.close", json!({ "handle": handle })))
             .await;

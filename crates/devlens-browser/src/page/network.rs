@@ -112,15 +112,8 @@ impl Tab {
                     let binary = base64 && std::str::from_utf8(&raw).is_err();
                     details.response_body = Some(match &options.save_response_body_to {
                         Some(path) => {
-                            let fail = |e: std::io::Error| BrowserError::WriteFailed {
-                                path: path.display().to_string(),
-                                reason: e.to_string(),
-                            };
                             // Like screenshots: a missing directory is made, not an error.
-                            if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-                                tokio::fs::create_dir_all(dir).await.map_err(fail)?;
-                            }
-                            tokio::fs::write(path, &raw).await.map_err(fail)?;
+                            let raw = self.save_file(path, raw).await?;
                             MessageBody {
                                 size: raw.len(),
                                 binary,

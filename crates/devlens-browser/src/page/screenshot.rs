@@ -53,7 +53,8 @@ pub struct ScreenshotRequest {
     pub format: ImageFormat,
     /// JPEG quality 1–100 (default 80).
     pub quality: Option<u8>,
-    /// Also write the image to this file (parent directories are created).
+    /// Also write the image to this file (parent directories are created; written whole
+    /// through a temporary file, see [`Tab::writing_in`]).
     pub path: Option<PathBuf>,
 }
 
@@ -193,19 +194,12 @@ impl Tab {
             .and_then(decode_base64)
             .ok_or_else(|| BrowserError::protocol("taking the screenshot", "no image data"))?;
         let (width, height) = image_size(&data).unwrap_or((0, 0));
-        let path = match &request.path {
-            Some(p) => {
-                let fail = |e: std::io::Error| BrowserError::WriteFailed {
-                    path: p.display().to_string(),
-                    reason: e.to_string(),
-                };
-                if let Some(parent) = p.parent().filter(|d| !d.as_os_str().is_empty()) {
-                    tokio::fs::create_dir_all(parent).await.map_err(fail)?;
-                }
-                tokio::fs::write(p, &data).await.map_err(fail)?;
-                Some(p.display().to_string())
-            }
-            None => None,
+        let (data, path) = match &request.path {
+            Some(p) => (
+                self.save_file(p, data).await?,
+                Some(p.display().to_string()),
+            ),
+            None => (data, None),
         };
         Ok(Screenshot {
             format: request.format,

@@ -71,6 +71,81 @@ pub struct LaunchOptions {
     pub extra_args: Vec<String>,
     /// The id of the new connection. Default: `c1`, `c2`, ...
     pub connection_id: Option<String>,
+    /// Whether Chrome runs in its sandbox. Default: yes, unless devlens runs as root.
+    pub sandbox: Sandbox,
+}
+
+/// Whether a launched Chrome runs in its own sandbox, which keeps a compromised renderer (a page
+/// exploiting a browser bug) away from the user's files and processes.
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
+#[serde(rename_all = "camelCase")]
+pub enum Sandbox {
+    /// In the sandbox, unless devlens runs as root: Chrome refuses to start sandboxed as root.
+    #[default]
+    Auto,
+    /// Without the sandbox, because the configuration says so (`[browser] no_sandbox = true`):
+    /// for containers whose kernel does not let Chrome build it.
+    Disabled,
+}
+
+/// How a launched browser ended up running: what the launch answer reports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub enum SandboxState {
+    /// In Chrome's sandbox.
+    Sandboxed,
+    /// Without it: devlens runs as root.
+    OffAsRoot,
+    /// Without it: `[browser] no_sandbox = true`.
+    OffConfigured,
+}
+
+impl SandboxState {
+    /// Decides for a launch: `as_root` is whether devlens runs as root.
+    pub fn decide(sandbox: Sandbox, as_root: bool) -> Self {
+        match sandbox {
+            Sandbox::Disabled => Self::OffConfigured,
+            Sandbox::Auto if as_root => Self::OffAsRoot,
+            Sandbox::Auto => Self::Sandboxed,
+        }
+    }
+
+    pub fn is_sandboxed(self) -> bool {
+        self == Self::Sandboxed
+    }
+
+    /// As the launch answer says it.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Self::Sandboxed => "sandboxed",
+            Self::OffAsRoot => "without Chrome's sandbox (running as root)",
+            Self::OffConfigured => "without Chrome's sandbox (configured)",
+        }
+    }
+}
+
+/// Whether this process runs as root (effective uid 0): Chrome cannot use its sandbox then.
+pub fn running_as_root() -> bool {
+    #[cfg(target_os = "linux")]
+    {
+        // `Uid:` real, effective, saved, file-system.
+        if let Ok(status) = std::fs::read_to_string("/proc/self/status")
+            && let Some(line) = status.lines().find(|l| l.starts_with("Uid:"))
+        {
+            return line.split_whitespace().nth(2) == Some("0");
+        }
+    }
+    #[cfg(unix)]
+    {
+        // A file this process creates is owned by its effective uid.
+        use std::os::unix::fs::MetadataExt as _;
+        if let Ok(meta) = tempfile::tempfile().and_then(|f| f.metadata()) {
+            return meta.uid() == 0;
+        }
+    }
+    false
 }
 
 impl Default for LaunchOptions {
@@ -84,6 +159,7 @@ impl Default for LaunchOptions {
             window_height: 720,
             extra_args: Vec::new(),
             connection_id: None,
+            sandbox: Sandbox::Auto,
         }
     }
 }
@@ -187,32 +263,37 @@ pub(crate) fn checked(path: &Path, origin: &'static str) -> Result<PathBuf> {
     }
 }
 
-/// The flags every launch gets. Headless Chromium on a locked-down machine (containers, CI,
-/// root) needs no-sandbox and no GPU; the rest keep Chrome from phoning home, showing first-run
-/// UI or throttling tabs that are not in front (agents drive background tabs too).
-fn chrome_args(opts: &LaunchOptions, profile: &Path) -> Vec<String> {
-    let mut args: Vec<String> = [
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        "--no-first-run",
-        "--no-default-browser-check",
-        "--disable-default-apps",
-        "--disable-dev-shm-usage",
-        "--disable-background-timer-throttling",
-        "--disable-backgrounding-occluded-windows",
-        "--disable-renderer-backgrounding",
-        "--disable-breakpad",
-        "--disable-features=Translate,MediaRouter,OptimizationHints",
-        "--password-store=basic",
-        "--use-mock-keychain",
-        "--mute-audio",
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
+/// The flags every launch gets. `--no-sandbox` only when `sandbox` says so (root, or configured);
+/// headless Chromium on a locked-down machine (containers, CI) needs no GPU; the rest keep
+/// Chrome from phoning home, showing first-run UI or throttling tabs that are not in front
+/// (agents drive background tabs too).
+fn chrome_args(opts: &LaunchOptions, sandbox: SandboxState, profile: &Path) -> Vec<String> {
+    let mut args: Vec<String> = Vec::new();
+    if !sandbox.is_sandboxed() {
+        args.push("--no-sandbox".into());
+    }
+    args.extend(
+        [
+            "--disable-gpu",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--no-first-run",
+            "--no-default-browser-check",
+            "--disable-default-apps",
+            "--disable-dev-shm-usage",
+            "--disable-background-timer-throttling",
+            "--disable-backgrounding-occluded-windows",
+            "--disable-renderer-backgrounding",
+            "--disable-breakpad",
+            "--disable-features=Translate,MediaRouter,OptimizationHints",
+            "--password-store=basic",
+            "--use-mock-keychain",
+            "--mute-audio",
+        ]
+        .iter()
+        .map(|s| s.to_string()),
+    );
     if opts.headless {
         args.push("--headless".into());
         args.push("--hide-scrollbars".into());
@@ -229,7 +310,8 @@ fn chrome_args(opts: &LaunchOptions, profile: &Path) -> Vec<String> {
     ));
     for extra in &opts.extra_args {
         let flag = extra.trim();
-        if flag.is_empty() {
+        // The sandbox is decided above (and reported); a flag cannot turn it off unannounced.
+        if flag.is_empty() || flag.trim_start_matches('-') == "no-sandbox" {
             continue;
         }
         // Accept flags with or without their dashes; Chrome wants two.
@@ -279,6 +361,8 @@ exit $status
 /// A browser process devlens started.
 pub(crate) struct LaunchedChrome {
     pub executable: PathBuf,
+    /// Whether it runs in Chrome's sandbox.
+    pub sandbox: SandboxState,
     /// The browser's own process id, when known.
     pub pid: Option<u32>,
     /// The guard (Unix) or the browser itself.
@@ -328,7 +412,8 @@ pub(crate) async fn spawn_chrome(opts: &LaunchOptions) -> Result<Spawned> {
             (dir.clone(), Some(dir))
         }
     };
-    let args = chrome_args(opts, &profile);
+    let sandbox = SandboxState::decide(opts.sandbox, running_as_root());
+    let args = chrome_args(opts, sandbox, &profile);
 
     let mut command = guarded_command(&executable, &args);
     if let Some(dir) = &temp_profile {
@@ -365,6 +450,7 @@ pub(crate) async fn spawn_chrome(opts: &LaunchOptions) -> Result<Spawned> {
     }
     let mut chrome = LaunchedChrome {
         executable: executable.clone(),
+        sandbox,
         pid: if cfg!(unix) { None } else { child.id() },
         child,
         stdin,
@@ -399,6 +485,12 @@ pub(crate) async fn spawn_chrome(opts: &LaunchOptions) -> Result<Spawned> {
         None => {
             if lines.iter().any(|l| l.contains("existing browser session")) {
                 "the profile directory is in use by another Chrome; close it or use another user-data-dir".to_string()
+            } else if sandbox.is_sandboxed() && lines.iter().any(|l| sandbox_failure(l)) {
+                "Chrome's sandbox cannot start on this machine (common in containers without \
+                 unprivileged user namespaces): allow them (e.g. `sysctl \
+                 kernel.unprivileged_userns_clone=1`), or set `no_sandbox = true` under \
+                 [browser] in devlens.toml to run Chrome without it"
+                    .to_string()
             } else {
                 "it exited right after starting".to_string()
             }
@@ -406,6 +498,13 @@ pub(crate) async fn spawn_chrome(opts: &LaunchOptions) -> Result<Spawned> {
     };
     chrome.stop().await;
     Err(launch_failed(&executable, failure, lines))
+}
+
+/// A line Chrome prints when it cannot build its sandbox.
+fn sandbox_failure(line: &str) -> bool {
+    line.contains("No usable sandbox")
+        || line.contains("SUID sandbox")
+        || line.contains("Running as root without --no-sandbox")
 }
 
 fn launch_failed(executable: &Path, reason: String, stderr: Vec<String>) -> BrowserError {
@@ -570,7 +669,7 @@ mod tests {
             extra_args: vec!["lang=de".into(), "--foo".into(), " ".into()],
             ..Default::default()
         };
-        let args = chrome_args(&opts, Path::new("profile"));
+        let args = chrome_args(&opts, SandboxState::OffAsRoot, Path::new("profile"));
         assert!(args.contains(&"--lang=de".to_string()));
         assert!(args.contains(&"--foo".to_string()));
         assert!(args.contains(&"--headless".to_string()));
@@ -578,6 +677,57 @@ mod tests {
         assert!(args.contains(&"--remote-debugging-port=0".to_string()));
         assert!(args.iter().all(|a| !a.starts_with("----")));
         assert_eq!(args.last().map(String::as_str), Some("--no-startup-window"));
+    }
+
+    #[test]
+    fn the_sandbox_is_off_only_as_root_or_when_configured() {
+        assert_eq!(
+            SandboxState::decide(Sandbox::Auto, false),
+            SandboxState::Sandboxed
+        );
+        assert_eq!(
+            SandboxState::decide(Sandbox::Auto, true),
+            SandboxState::OffAsRoot
+        );
+        assert_eq!(
+            SandboxState::decide(Sandbox::Disabled, false),
+            SandboxState::OffConfigured
+        );
+        let opts = LaunchOptions {
+            // A flag cannot switch it off behind the report's back.
+            extra_args: vec!["--no-sandbox".into(), "no-sandbox".into()],
+            ..Default::default()
+        };
+        let sandboxed = chrome_args(&opts, SandboxState::Sandboxed, Path::new("p"));
+        assert!(
+            !sandboxed.iter().any(|a| a.contains("no-sandbox")),
+            "{sandboxed:?}"
+        );
+        for off in [SandboxState::OffAsRoot, SandboxState::OffConfigured] {
+            let args = chrome_args(&opts, off, Path::new("p"));
+            assert_eq!(
+                args.iter().filter(|a| *a == "--no-sandbox").count(),
+                1,
+                "{args:?}"
+            );
+        }
+        assert_eq!(SandboxState::Sandboxed.describe(), "sandboxed");
+        assert_eq!(
+            SandboxState::OffAsRoot.describe(),
+            "without Chrome's sandbox (running as root)"
+        );
+        assert_eq!(
+            SandboxState::OffConfigured.describe(),
+            "without Chrome's sandbox (configured)"
+        );
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn root_is_recognised_by_the_effective_uid() {
+        use std::os::unix::fs::MetadataExt as _;
+        let owner = tempfile::tempfile().unwrap().metadata().unwrap().uid();
+        assert_eq!(running_as_root(), owner == 0);
     }
 
     #[test]

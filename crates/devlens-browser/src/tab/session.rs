@@ -21,10 +21,15 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use tokio::task::JoinHandle;
 
+use chromiumoxide::cdp::browser_protocol::fetch::EventRequestPaused;
+use devlens_workspace::Places;
+
 use crate::error::{BrowserError, Result};
 use crate::tab::cdp::{Raw, browser_error};
+use crate::tab::files::file_allowed;
 use crate::tab::launch::{
-    ConnectOptions, LaunchOptions, LaunchedChrome, http_endpoint, normalize_endpoint, spawn_chrome,
+    ConnectOptions, LaunchOptions, LaunchedChrome, SandboxState, http_endpoint, normalize_endpoint,
+    spawn_chrome,
 };
 use crate::tab::registry::TabRegistry;
 
@@ -73,6 +78,9 @@ pub struct ConnectionInfo {
     /// Process id of a launched browser.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pid: Option<u32>,
+    /// A launched browser: whether it runs in Chrome's sandbox, and if not, why.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sandbox: Option<SandboxState>,
     pub tabs: usize,
     /// Calls without a connection id use this one.
     pub active: bool,
@@ -98,6 +106,9 @@ impl ConnectionInfo {
         let _ = write!(out, " at {}, {} tab(s)", self.endpoint, self.tabs);
         if let Some(pid) = self.pid {
             let _ = write!(out, ", pid {pid}");
+        }
+        if let Some(sandbox) = self.sandbox {
+            let _ = write!(out, ", {}", sandbox.describe());
         }
         if !self.alive {
             out.push_str(" — GONE (browser closed or crashed; disconnect it)");
@@ -170,6 +181,7 @@ pub(crate) struct Connection {
     launched_exited: Option<Arc<AtomicBool>>,
     pid: Option<u32>,
     headless: Option<bool>,
+    sandbox: Option<SandboxState>,
     tabs: Mutex<TabRegistry>,
     /// The page size each tab's window is fitted to (launched headless browsers only).
     viewport: Option<(u32, u32)>,
@@ -283,6 +295,7 @@ impl Connection {
             browser: self.version.clone(),
             headless: self.headless_browser(),
             pid: self.pid,
+            sandbox: self.sandbox,
             tabs: self.registry().tabs.len(),
             active,
             alive: self.is_alive(),
@@ -321,6 +334,9 @@ pub(crate) struct Registry {
 pub struct BrowserSessions {
     registry: Mutex<Registry>,
     options: SessionOptions,
+    /// Where pages may load `file:` URLs from ([`BrowserSessions::confine_files`]); anywhere
+    /// when unset.
+    files: Mutex<Option<Arc<Places>>>,
 }
 
 impl BrowserSessions {
@@ -332,11 +348,33 @@ impl BrowserSessions {
         Self {
             registry: Mutex::default(),
             options,
+            files: Mutex::default(),
         }
     }
 
     pub(crate) fn registry(&self) -> MutexGuard<'_, Registry> {
         self.registry.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// From now on, the connections these sessions make (launched or connected) let their
+    /// pages load `file:` URLs only inside `places`. Without it (a CLI run, whose files are the
+    /// user's own), pages load any file Chrome can read.
+    pub fn confine_files(&self, places: &Places) {
+        *self.file_places() = Some(Arc::new(places.clone()));
+    }
+
+    pub(crate) fn file_places(&self) -> MutexGuard<'_, Option<Arc<Places>>> {
+        self.files.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Confines a new connection's `file:` loads, when these sessions are confined. A
+    /// connection that cannot be confined is not used.
+    async fn confine(&self, conn: &Arc<Connection>) -> Result<()> {
+        let places = self.file_places().clone();
+        match places {
+            Some(places) => guard_files(conn, places).await,
+            None => Ok(()),
+        }
     }
 
     /// The connection `id` names, or the active one.
@@ -421,6 +459,7 @@ impl BrowserSessions {
         let attached_in = started.elapsed();
         let pid = chrome.pid;
         let headless = chrome.headless;
+        let sandbox = chrome.sandbox;
         let mut conn = self
             .new_connection(
                 id,
@@ -434,11 +473,16 @@ impl BrowserSessions {
                 Some(headless),
             )
             .await;
+        conn.sandbox = Some(sandbox);
         conn.viewport = headless.then_some((
             options.window_width.max(100),
             options.window_height.max(100),
         ));
         let conn = Arc::new(conn);
+        if let Err(e) = self.confine(&conn).await {
+            conn.close().await;
+            return Err(e);
+        }
         conn.open_tab().await?;
         // Where a launch spends its time (`DEVLENS_LOG=devlens_browser=debug`).
         tracing::debug!(
@@ -481,6 +525,10 @@ impl BrowserSessions {
             )
             .await,
         );
+        if let Err(e) = self.confine(&conn).await {
+            conn.close().await;
+            return Err(e);
+        }
         let expected = conn.page_targets().await.map(|t| t.len()).unwrap_or(0);
         wait_for_tabs(&conn, expected).await;
         self.register(conn)
@@ -534,6 +582,7 @@ impl BrowserSessions {
             launched_exited,
             pid,
             headless: headless.or(Some(user_agent_headless)),
+            sandbox: None,
             tabs: Mutex::default(),
             viewport: None,
             sync_lock: tokio::sync::Mutex::new(()),
@@ -590,6 +639,44 @@ impl BrowserSessions {
             conn.close().await;
         }
     }
+}
+
+/// Starts refusing a connection's `file:` requests outside `places`, before its pages load
+/// anything more. The watcher ends with the connection (its event stream closes).
+async fn guard_files(conn: &Arc<Connection>, places: Arc<Places>) -> Result<()> {
+    let mut paused = conn
+        .browser
+        .event_listener::<EventRequestPaused>()
+        .await
+        .map_err(|e| BrowserError::protocol("confining file access", e))?;
+    conn.browser_call(
+        Raw::new(
+            "Fetch.enable",
+            json!({ "patterns": [{ "urlPattern": "file:*", "requestStage": "Request" }] }),
+        ),
+        "confining file access (Fetch.enable)",
+    )
+    .await?;
+    let conn = Arc::downgrade(conn);
+    tokio::spawn(async move {
+        while let Some(request) = paused.next().await {
+            let Some(conn) = conn.upgrade() else { break };
+            let id = request.request_id.inner().clone();
+            let answer = match file_allowed(&places, &request.request.url) {
+                Ok(()) => Raw::new("Fetch.continueRequest", json!({ "requestId": id })),
+                Err(why) => {
+                    tracing::info!(url = %request.request.url, "a page's file request was refused: {why}");
+                    Raw::new(
+                        "Fetch.failRequest",
+                        json!({ "requestId": id, "errorReason": "AccessDenied" }),
+                    )
+                }
+            };
+            // The page waits for this answer; a failure means the browser went away.
+            let _ = conn.browser.execute(answer).await;
+        }
+    });
+    Ok(())
 }
 
 /// Opens the CDP websocket (resolving an http endpoint first) and returns the browser.

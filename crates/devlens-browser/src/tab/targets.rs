@@ -33,6 +33,9 @@ const ATTACH_WAIT: Duration = Duration::from_secs(3);
 pub struct Tab {
     pub(crate) conn: Arc<Connection>,
     pub(crate) inner: Arc<TabInner>,
+    /// Where this handle may write files (screenshots, bodies, traces): `None` writes where
+    /// the caller says (a CLI `--out`); see [`Tab::writing_in`].
+    pub(crate) writes: Option<Arc<devlens_workspace::Places>>,
 }
 
 /// A tab's turn to be acted on (see [`Tab::take_turn`]); the next action waits until it is
@@ -381,6 +384,7 @@ impl Connection {
             .map(|inner| Tab {
                 conn: self.clone(),
                 inner: inner.clone(),
+                writes: None,
             })
     }
 
@@ -445,6 +449,7 @@ impl Connection {
         Ok(Tab {
             conn: self.clone(),
             inner,
+            writes: None,
         })
     }
 }
