@@ -16,11 +16,18 @@
 //! The site's sitemaps (those robots.txt names, else `/sitemap.xml`) add the pages they list in
 //! scope to the start page's links, so pages no link reaches (a navigation drawn by JavaScript)
 //! are read too.
+//!
+//! Every request goes through the outbound guard ([`devlens_core::outbound`]): the start page,
+//! robots.txt, the sitemaps, every page and every redirect hop. Link-local and cloud metadata
+//! addresses are never fetched; a host on this machine or a private network only when the user
+//! allowed it (`[network] allow`, `DEVLENS_NETWORK_ALLOW`). Bodies are read with their cap
+//! checked while reading, so a huge or endless answer is cut off, never held whole.
 
 use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Duration;
 
+use devlens_core::outbound::{self, BodyError, GuardedClient, OutboundPolicy};
 use reqwest::Url;
 
 use crate::DocsError;
@@ -33,6 +40,13 @@ use crate::sitemap::{self, Sitemap};
 pub const DEFAULT_MAX_PAGES: usize = 200;
 /// Links followed from the start page at most, by default.
 pub const DEFAULT_MAX_DEPTH: usize = 5;
+/// The most pages one crawl may be asked to fetch: a large docs site's section. A whole site
+/// beyond it is better downloaded and ingested with `--path`.
+pub const MAX_PAGES_CEILING: usize = 5_000;
+/// The most links from the start page one crawl may be asked to follow.
+pub const MAX_DEPTH_CEILING: usize = 20;
+/// Page URLs read from sitemaps at most (the sitemap protocol's own limit for one file).
+const MAX_SITEMAP_URLS: usize = 50_000;
 /// Requests in flight at once: quick on a docs host without hammering it.
 const IN_FLIGHT: usize = 4;
 const PAGE_TIMEOUT: Duration = Duration::from_secs(30);
@@ -57,6 +71,34 @@ impl Default for CrawlLimits {
             max_depth: DEFAULT_MAX_DEPTH,
             ignore_robots: false,
         }
+    }
+}
+
+impl CrawlLimits {
+    /// Checks the limits before anything is fetched: at least one page, at most
+    /// [`MAX_PAGES_CEILING`] pages and [`MAX_DEPTH_CEILING`] links deep.
+    pub fn check(&self) -> Result<(), DocsError> {
+        if self.max_pages == 0 {
+            return Err(DocsError::InvalidInput(
+                "--max-pages must be at least 1".into(),
+            ));
+        }
+        if self.max_pages > MAX_PAGES_CEILING {
+            return Err(DocsError::InvalidInput(format!(
+                "maxPages (--max-pages) is {}, over the ceiling of {MAX_PAGES_CEILING} pages one \
+                 crawl may fetch: give at most {MAX_PAGES_CEILING}, start the crawl deeper in the \
+                 site (one docs section at a time), or download the docs and use --path",
+                self.max_pages
+            )));
+        }
+        if self.max_depth > MAX_DEPTH_CEILING {
+            return Err(DocsError::InvalidInput(format!(
+                "maxDepth (--max-depth) is {}, over the ceiling of {MAX_DEPTH_CEILING} links from \
+                 the start page: give at most {MAX_DEPTH_CEILING}",
+                self.max_depth
+            )));
+        }
+        Ok(())
     }
 }
 
@@ -88,6 +130,22 @@ enum PageError {
     /// Not a docs page (an image, JSON, a redirect out of scope): passed over quietly.
     Skipped,
     Failed(String),
+    /// The outbound guard refused the page or a redirect on the way (its sentence).
+    Refused(String),
+}
+
+/// A request that failed as a page error: the guard's refusal, or reqwest's reason (without
+/// the URL, which the caller names).
+fn send_failure(error: &reqwest::Error) -> PageError {
+    match outbound::refusal_of(error) {
+        Some(refused) => PageError::Refused(refused.to_string()),
+        None => PageError::Failed(outbound::explain(error)),
+    }
+}
+
+/// The guard's refusal as the crawl's error: nothing was stored.
+fn refused(reason: String) -> DocsError {
+    DocsError::Refused(format!("{reason}. Nothing was stored"))
 }
 
 /// The scope of a crawl: its origin and path prefix.
@@ -176,9 +234,14 @@ fn markdown_links(text: &str) -> Vec<String> {
         .collect()
 }
 
-async fn fetch(client: &reqwest::Client, url: Url, scope: &Scope) -> Result<Fetched, PageError> {
-    let failed = |e: &dyn std::fmt::Display| PageError::Failed(e.to_string());
-    let response = client.get(url).send().await.map_err(|e| failed(&e))?;
+async fn fetch(client: &GuardedClient, url: Url, scope: &Scope) -> Result<Fetched, PageError> {
+    let response = client
+        .get(url.as_str())
+        .await
+        .map_err(|refused| PageError::Refused(refused.to_string()))?
+        .send()
+        .await
+        .map_err(|e| send_failure(&e))?;
     let status = response.status();
     if !status.is_success() {
         return Err(PageError::Failed(format!("HTTP {status}")));
@@ -208,16 +271,16 @@ async fn fetch(client: &reqwest::Client, url: Url, scope: &Scope) -> Result<Fetc
     if !readable {
         return Err(PageError::Skipped);
     }
-    if response
-        .content_length()
-        .is_some_and(|n| n > read::MAX_PAGE_BYTES)
-    {
-        return Err(PageError::Failed("larger than 8 MB".into()));
-    }
-    let bytes = response.bytes().await.map_err(|e| failed(&e))?;
-    if bytes.len() as u64 > read::MAX_PAGE_BYTES {
-        return Err(PageError::Failed("larger than 8 MB".into()));
-    }
+    // Read with the cap checked as the bytes arrive: an endless body is cut off at 8 MB.
+    let bytes = outbound::read_body_capped(response, read::MAX_PAGE_BYTES)
+        .await
+        .map_err(|e| match e {
+            BodyError::TooLarge { .. } => PageError::Failed(
+                "larger than 8 MB, the most devlens reads of one page; stopped reading there"
+                    .into(),
+            ),
+            BodyError::Read(why) => PageError::Failed(why),
+        })?;
     let text = String::from_utf8_lossy(&bytes).into_owned();
     let format = read::format_of_response(final_url.as_str(), content_type.as_deref());
     Ok(Fetched {
@@ -237,7 +300,7 @@ fn robots_path(url: &Url) -> String {
 
 /// The rules of `start`'s origin. A missing file (4xx) allows everything; a server error or an
 /// unreachable file disallows everything, as RFC 9309 asks: that is an error that says so.
-async fn fetch_robots(client: &reqwest::Client, start: &Url) -> Result<Robots, DocsError> {
+async fn fetch_robots(client: &GuardedClient, start: &Url) -> Result<Robots, DocsError> {
     let mut url = start.clone();
     url.set_path("/robots.txt");
     url.set_query(None);
@@ -249,10 +312,15 @@ async fn fetch_robots(client: &reqwest::Client, start: &Url) -> Result<Robots, D
         ),
     };
     let response = client
-        .get(url.clone())
+        .get(url.as_str())
+        .await
+        .map_err(|e| refused(e.to_string()))?
         .send()
         .await
-        .map_err(|e| failed(e.to_string()))?;
+        .map_err(|e| match outbound::refusal_of(&e) {
+            Some(refusal) => refused(refusal.to_string()),
+            None => failed(outbound::explain(&e)),
+        })?;
     let status = response.status();
     if status.is_client_error() {
         return Ok(Robots::allow_all());
@@ -260,14 +328,33 @@ async fn fetch_robots(client: &reqwest::Client, start: &Url) -> Result<Robots, D
     if !status.is_success() {
         return Err(failed(format!("HTTP {status}")));
     }
-    let bytes = response.bytes().await.map_err(|e| failed(e.to_string()))?;
-    let text = String::from_utf8_lossy(&bytes[..bytes.len().min(robots::MAX_BYTES)]);
+    let bytes = read_prefix(response, robots::MAX_BYTES)
+        .await
+        .map_err(failed)?;
+    let text = String::from_utf8_lossy(&bytes);
     Ok(Robots::parse(&text))
+}
+
+/// The first `limit` bytes of a response's body (all of it when shorter), read as they arrive:
+/// the rest is never downloaded.
+async fn read_prefix(mut response: reqwest::Response, limit: usize) -> Result<Vec<u8>, String> {
+    let mut body = Vec::new();
+    while body.len() < limit {
+        match response.chunk().await {
+            Ok(Some(chunk)) => {
+                let room = limit - body.len();
+                body.extend_from_slice(&chunk[..chunk.len().min(room)]);
+            }
+            Ok(None) => break,
+            Err(e) => return Err(outbound::explain(&e)),
+        }
+    }
+    Ok(body)
 }
 
 /// The page URLs the site's sitemaps list: those robots.txt names, else `/sitemap.xml` (quietly
 /// nothing when there is none). Sitemap indexes are followed; compressed sitemaps are passed over.
-async fn sitemap_pages(client: &reqwest::Client, rules: &Robots, start: &Url) -> Vec<Url> {
+async fn sitemap_pages(client: &GuardedClient, rules: &Robots, start: &Url) -> Vec<Url> {
     let mut queue: std::collections::VecDeque<String> = rules.sitemaps.iter().cloned().collect();
     if queue.is_empty() {
         let mut url = start.clone();
@@ -292,26 +379,49 @@ async fn sitemap_pages(client: &reqwest::Client, rules: &Robots, start: &Url) ->
             continue;
         };
         match sitemap::parse(&text) {
-            Sitemap::Index(children) => queue.extend(children),
-            Sitemap::Pages(locs) => pages.extend(
-                locs.iter()
-                    .filter_map(|l| Url::parse(l).ok())
-                    .map(without_fragment),
-            ),
+            Sitemap::Index(children) => queue.extend(children.into_iter().take(MAX_SITEMAPS)),
+            Sitemap::Pages(locs) => {
+                let room = MAX_SITEMAP_URLS.saturating_sub(pages.len());
+                pages.extend(
+                    locs.iter()
+                        .filter_map(|l| Url::parse(l).ok())
+                        .map(without_fragment)
+                        .take(room),
+                );
+            }
         }
     }
     pages
 }
 
-async fn fetch_sitemap(client: &reqwest::Client, url: Url) -> Option<String> {
-    let response = client.get(url.clone()).send().await.ok()?;
+/// A sitemap's text, or nothing (missing, refused by the guard, compressed, over 8 MB: a
+/// sitemap only adds pages, so its failures are passed over quietly).
+async fn fetch_sitemap(client: &GuardedClient, url: Url) -> Option<String> {
+    let request = match client.get(url.as_str()).await {
+        Ok(request) => request,
+        Err(refused) => {
+            tracing::debug!(%refused, "sitemap passed over");
+            return None;
+        }
+    };
+    let response = match request.send().await {
+        Ok(response) => response,
+        Err(e) => {
+            tracing::debug!(reason = %outbound::explain(&e), "sitemap passed over");
+            return None;
+        }
+    };
     if !response.status().is_success() {
         return None;
     }
-    let bytes = response.bytes().await.ok()?;
-    // Gzip without a matching Content-Encoding, or something far too big to be a sitemap.
-    if bytes.starts_with(&[0x1f, 0x8b]) || bytes.len() as u64 > read::MAX_PAGE_BYTES {
-        tracing::debug!(%url, "sitemap passed over (compressed or too large)");
+    // The cap is checked while reading: something far too big to be a sitemap is cut off.
+    let Ok(bytes) = outbound::read_body_capped(response, read::MAX_PAGE_BYTES).await else {
+        tracing::debug!(%url, "sitemap passed over (larger than 8 MB or broken off)");
+        return None;
+    };
+    // Gzip without a matching Content-Encoding.
+    if bytes.starts_with(&[0x1f, 0x8b]) {
+        tracing::debug!(%url, "sitemap passed over (compressed)");
         return None;
     }
     Some(String::from_utf8_lossy(&bytes).into_owned())
@@ -351,37 +461,41 @@ impl Frontier<'_> {
     }
 }
 
-/// Crawls from `start`. `progress(done, known)` after each page; `known` grows as links are
-/// found.
+/// Crawls from `start`, every request through `policy` (the outbound guard: which private hosts
+/// may be fetched). `progress(done, known)` after each page; `known` grows as links are found.
 pub async fn crawl(
     start: &str,
     limits: CrawlLimits,
+    policy: &OutboundPolicy,
     progress: &(dyn Fn(usize, usize) + Sync),
 ) -> Result<CrawlOutcome, DocsError> {
     let fetch_err = |reason: String| DocsError::Fetch {
         url: start.to_string(),
         reason,
     };
-    if limits.max_pages == 0 {
-        return Err(DocsError::InvalidInput(
-            "--max-pages must be at least 1".into(),
-        ));
-    }
+    limits.check()?;
     let start_url = Url::parse(start.trim()).map_err(|e| fetch_err(format!("not a URL ({e})")))?;
     if !matches!(start_url.scheme(), "http" | "https") {
         return Err(fetch_err("only http(s) URLs can be fetched".into()));
     }
     let start_url = without_fragment(start_url);
+    // Literal addresses and metadata names are refused before anything is sent; names are
+    // checked by the client's resolver as they are connected to.
+    policy
+        .check(&start_url)
+        .await
+        .map_err(|e| refused(e.to_string()))?;
+    let builder = policy
+        .client_builder()
+        .timeout(PAGE_TIMEOUT)
+        .user_agent(concat!(
+            "devlens/",
+            env!("CARGO_PKG_VERSION"),
+            " (docs crawler)"
+        ));
     let client = Arc::new(
-        reqwest::Client::builder()
-            .timeout(PAGE_TIMEOUT)
-            .user_agent(concat!(
-                "devlens/",
-                env!("CARGO_PKG_VERSION"),
-                " (docs crawler)"
-            ))
-            .build()
-            .map_err(|e| fetch_err(e.to_string()))?,
+        GuardedClient::new(policy.clone(), builder)
+            .map_err(|e| fetch_err(outbound::explain(&e)))?,
     );
 
     let rules = if limits.ignore_robots {
@@ -407,6 +521,7 @@ pub async fn crawl(
     let first = match fetch(&client, start_url.clone(), &open_scope).await {
         Ok(page) => page,
         Err(PageError::Failed(why)) => return Err(fetch_err(why)),
+        Err(PageError::Refused(why)) => return Err(refused(why)),
         Err(PageError::Skipped) => {
             return Err(fetch_err(
                 "it is not an HTML, Markdown or text page (or redirects to another site)".into(),
@@ -509,7 +624,9 @@ pub async fn crawl(
                     }
                 }
                 Some(Err(PageError::Skipped)) => outcome.pages.skipped.push(url.clone()),
-                Some(Err(PageError::Failed(why))) => outcome.failed.push(format!("{url}: {why}")),
+                Some(Err(PageError::Failed(why) | PageError::Refused(why))) => {
+                    outcome.failed.push(format!("{url}: {why}"))
+                }
                 None => outcome
                     .failed
                     .push(format!("{url}: the fetch was cancelled")),
@@ -548,10 +665,16 @@ mod tests {
     #[tokio::test]
     async fn a_robots_txt_that_fails_stops_the_crawl_with_what_to_do() {
         let site = answering("503 Service Unavailable").await;
-        let err = crawl(&format!("{site}/docs/"), CrawlLimits::default(), &|_, _| {})
-            .await
-            .unwrap_err()
-            .to_string();
+        let policy = OutboundPolicy::public_only().allowing(&site);
+        let err = crawl(
+            &format!("{site}/docs/"),
+            CrawlLimits::default(),
+            &policy,
+            &|_, _| {},
+        )
+        .await
+        .unwrap_err()
+        .to_string();
         assert!(err.contains("robots.txt"), "{err}");
         assert!(err.contains("503"), "{err}");
         assert!(err.contains("--ignore-robots"), "{err}");
@@ -560,7 +683,7 @@ mod tests {
             ignore_robots: true,
             ..CrawlLimits::default()
         };
-        let err = crawl(&format!("{site}/docs/"), ignored, &|_, _| {})
+        let err = crawl(&format!("{site}/docs/"), ignored, &policy, &|_, _| {})
             .await
             .unwrap_err()
             .to_string();

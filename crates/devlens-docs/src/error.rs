@@ -49,6 +49,11 @@ pub enum DocsError {
     #[error("cannot fetch {url}: {reason}. Check the URL, or download the docs and use --path.")]
     Fetch { url: String, reason: String },
 
+    /// The outbound guard refused a request of the crawl (devlens_core::outbound): the reason is
+    /// its sentence, which says how to allow a private host where that is possible.
+    #[error("{0}")]
+    Refused(String),
+
     #[error(
         "the docs registry {} failed: {message}. Nothing was changed; if this repeats, move the \
          file away and ingest the libraries again.", path.display()
@@ -92,6 +97,7 @@ impl Classify for DocsError {
                 ErrorKind::NotFound
             }
             Self::Fetch { .. } => ErrorKind::Upstream,
+            Self::Refused(_) => ErrorKind::Forbidden,
             Self::Embed(e) if e.is_unavailable() => ErrorKind::Unavailable,
             Self::Embed(_) => ErrorKind::Upstream,
             Self::Store { .. } | Self::Search(_) => ErrorKind::Internal,

@@ -154,7 +154,7 @@ impl Docs {
                     _ => crawl::CrawlLimits::default(),
                 };
                 let reading = |done, total| progress(IngestStage::Reading, done, total);
-                let outcome = crawl::crawl(url, limits, &reading).await?;
+                let outcome = crawl::crawl(url, limits, &self.outbound, &reading).await?;
                 failed = outcome.failed;
                 if outcome.left_over > 0 {
                     notes.push(format!(

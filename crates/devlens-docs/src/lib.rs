@@ -44,6 +44,7 @@ use std::sync::{Arc, Mutex};
 
 use serde::Serialize;
 
+use devlens_core::outbound::OutboundPolicy;
 use devlens_core::{Config, DataDir, Report};
 use devlens_embed::{Embedder, LazyEmbedder};
 
@@ -100,6 +101,8 @@ pub struct Docs {
     metrics: metrics::QueryMetrics,
     /// Whether an ingest embeds each prose chunk besides its section (`[docs] passage_vectors`).
     passage_vectors: bool,
+    /// What a crawl may fetch: public hosts, plus the private ones the user allowed.
+    outbound: OutboundPolicy,
 }
 
 impl std::fmt::Debug for Docs {
@@ -182,11 +185,12 @@ impl Docs {
             cache_stats: CacheStats::default(),
             metrics: metrics::QueryMetrics::default(),
             passage_vectors: config.file.docs.embeds_passages(),
+            outbound: config.outbound(),
         })
     }
 
     /// Docs over the store file `registry_file` with a given embedder (`None`: keyword search
-    /// only) and no Redis cache.
+    /// only) and no Redis cache; a crawl fetches public hosts only (see [`Docs::with_outbound`]).
     pub fn with_embedder(
         registry_file: &Path,
         embedder: Option<Arc<dyn Embedder>>,
@@ -203,7 +207,15 @@ impl Docs {
             cache_stats: CacheStats::default(),
             metrics: metrics::QueryMetrics::default(),
             passage_vectors: true,
+            outbound: OutboundPolicy::public_only(),
         })
+    }
+
+    /// Crawls through `policy` (which private hosts a crawl may fetch) instead of the one the
+    /// configuration gives.
+    pub fn with_outbound(mut self, policy: OutboundPolicy) -> Self {
+        self.outbound = policy;
+        self
     }
 
     /// Embeds prose chunks besides their sections (`true`, the default) or sections only.

@@ -95,6 +95,7 @@ impl Gemini {
             config.options,
             prior,
             Auth::Header("x-goog-api-key", &config.api_key, "GEMINI_API_KEY"),
+            &url,
         )?;
         Ok(Self {
             client,

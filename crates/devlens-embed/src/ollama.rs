@@ -50,6 +50,7 @@ impl Ollama {
             config.options,
             prior,
             Auth::None,
+            &url,
         )?;
         Ok(Self { client, url })
     }

@@ -69,16 +69,18 @@ impl OpenAi {
             config.options.batch_size = Self::MAX_BATCH;
         }
         let prior = config.dimensions.or_else(|| known_dims(&config.model));
+        let url = format!("{}/embeddings", trim_base(&config.base_url));
         let client = RemoteClient::new(
             Provider::OpenAi,
             config.model,
             config.options,
             prior,
             Auth::Bearer(&config.api_key, "OPENAI_API_KEY"),
+            &url,
         )?;
         Ok(Self {
             client,
-            url: format!("{}/embeddings", trim_base(&config.base_url)),
+            url,
             dimensions: config.dimensions,
         })
     }

@@ -1,9 +1,15 @@
 //! What the HTTP providers share: the API key that never shows, micro-batching with progress, and
 //! one JSON POST with retries that turns every failure into an actionable [`EmbedError`].
+//!
+//! Requests go through the outbound guard ([`devlens_core::outbound`]): the provider's configured
+//! endpoint is allowed even on this machine or a private network (Ollama on
+//! `127.0.0.1:11434`, a server on the LAN), link-local and cloud metadata addresses never, and a
+//! redirect elsewhere only to public hosts or those `DEVLENS_NETWORK_ALLOW` names.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant, SystemTime};
 
+use devlens_core::outbound::{self, GuardedClient, OutboundPolicy};
 use reqwest::header::{HeaderName, HeaderValue};
 use serde::de::DeserializeOwned;
 
@@ -137,7 +143,7 @@ impl DimsCell {
 /// An HTTP client bound to one provider, model and key.
 #[derive(Debug)]
 pub(crate) struct RemoteClient {
-    http: reqwest::Client,
+    http: GuardedClient,
     pub(crate) provider: Provider,
     pub(crate) model: String,
     pub(crate) options: RemoteOptions,
@@ -157,12 +163,15 @@ pub(crate) enum Auth<'a> {
 }
 
 impl RemoteClient {
+    /// A client for `endpoint`, the provider's configured URL: the outbound guard allows it
+    /// (its host and port) besides public hosts and `DEVLENS_NETWORK_ALLOW`.
     pub(crate) fn new(
         provider: Provider,
         model: String,
         options: RemoteOptions,
         dims_prior: Option<usize>,
         auth: Auth<'_>,
+        endpoint: &str,
     ) -> Result<Self, EmbedError> {
         if options.batch_size == 0 {
             return Err(EmbedError::InvalidSettings(
@@ -199,12 +208,15 @@ impl RemoteClient {
             }
             None => None,
         };
-        let http = reqwest::Client::builder()
+        let policy = OutboundPolicy::from_env().allowing(endpoint);
+        let builder = policy
+            .client_builder()
             .timeout(options.request_timeout)
             .connect_timeout(Duration::from_secs(10))
-            .user_agent(concat!("devlens/", env!("CARGO_PKG_VERSION")))
-            .build()
-            .map_err(|e| EmbedError::InvalidSettings(format!("HTTP client: {e}")))?;
+            .user_agent(concat!("devlens/", env!("CARGO_PKG_VERSION")));
+        let http = GuardedClient::new(policy, builder).map_err(|e| {
+            EmbedError::InvalidSettings(format!("HTTP client: {}", outbound::explain(&e)))
+        })?;
         Ok(Self {
             http,
             provider,
@@ -237,7 +249,12 @@ impl RemoteClient {
         let mut attempt = 0u32;
         loop {
             attempt += 1;
-            let mut request = self.http.post(url).json(body);
+            let mut request = self
+                .http
+                .post(url)
+                .await
+                .map_err(|refused| self.refused(&refused.to_string()))?
+                .json(body);
             if let Some((name, value)) = &self.auth {
                 request = request.header(name.clone(), value.clone());
             }
@@ -281,6 +298,10 @@ impl RemoteClient {
                         message,
                         retry_after,
                     }
+                }
+                // The guard refused an address the name resolved to, or a redirect: no retry.
+                Err(e) if outbound::refusal_in(&e).is_some() => {
+                    return Err(self.refused(&outbound::explain(&e)));
                 }
                 Err(e) if e.is_builder() => {
                     return Err(EmbedError::InvalidSettings(format!(
@@ -355,6 +376,22 @@ impl RemoteClient {
             }
             tokio::time::sleep(delay).await;
         }
+    }
+
+    /// The outbound guard's refusal as a settings error: the configured endpoint (or where it
+    /// redirects) is an address devlens never fetches.
+    fn refused(&self, why: &str) -> EmbedError {
+        EmbedError::InvalidSettings(self.redact(&format!(
+            "{why}. The {} embeddings endpoint comes from `[embedding] base_url` or {}: point it \
+             at the provider's server",
+            self.provider,
+            match self.provider {
+                Provider::OpenAi => "OPENAI_BASE_URL",
+                Provider::Gemini => "GEMINI_BASE_URL",
+                Provider::Ollama => "OLLAMA_HOST",
+                Provider::Local => "the settings",
+            }
+        )))
     }
 
     /// A transport error with its causes ("connection refused" sits deep in the chain).
@@ -564,6 +601,7 @@ mod tests {
             RemoteOptions::default(),
             None,
             Auth::Bearer(&key, "OPENAI_API_KEY"),
+            "https://api.openai.com/v1",
         )
         .unwrap();
         let debug = format!("{client:?}");

@@ -418,3 +418,51 @@ async fn settings_point_openai_at_a_compatible_server_and_queries_are_cached() {
     );
     assert!(!format!("{embedder:?}").contains(OPENAI_KEY));
 }
+
+/// The configured endpoint is allowed even on this machine (the mock above, Ollama's default
+/// `127.0.0.1:11434`), but link-local and cloud metadata addresses never: a provider pointed
+/// there, or redirecting there, is refused at once with the guard's sentence, not retried.
+#[tokio::test]
+async fn endpoints_on_the_metadata_address_are_refused_even_when_configured() {
+    let openai = OpenAi::new(OpenAiConfig {
+        base_url: "http://169.254.169.254/latest/meta-data".into(),
+        options: fast_options(16),
+        ..OpenAiConfig::new(ApiKey::new(OPENAI_KEY))
+    })
+    .unwrap();
+    let ollama = Ollama::new(OllamaConfig {
+        host: "http://metadata.google.internal".into(),
+        options: fast_options(16),
+        ..OllamaConfig::default()
+    })
+    .unwrap();
+    for err in [
+        openai.embed_query("q").await.unwrap_err(),
+        ollama.embed_query("q").await.unwrap_err(),
+    ] {
+        assert!(matches!(err, EmbedError::InvalidSettings(_)), "{err:?}");
+        let text = err.to_string();
+        assert!(text.contains("refused always"), "{text}");
+        assert!(text.contains("[embedding] base_url"), "{text}");
+        assert!(!text.contains(OPENAI_KEY), "{text}");
+    }
+
+    // An allowed endpoint that redirects to the metadata service: refused on the way, once.
+    let server = MockServer::start(|_, _| {
+        Reply::status(307, json!({})).with_header(
+            "location",
+            "http://169.254.169.254/latest/meta-data/iam/security-credentials/",
+        )
+    })
+    .await;
+    let redirected = OpenAi::new(OpenAiConfig {
+        base_url: server.url.clone(),
+        options: fast_options(16),
+        ..OpenAiConfig::new(ApiKey::new(OPENAI_KEY))
+    })
+    .unwrap();
+    let err = redirected.embed_query("q").await.unwrap_err();
+    assert!(matches!(err, EmbedError::InvalidSettings(_)), "{err:?}");
+    assert!(err.to_string().contains("refused always"), "{err}");
+    assert_eq!(server.requests().len(), 1, "a refusal is not retried");
+}

@@ -1,12 +1,17 @@
 //! A client for OpenAI-compatible chat completions (`POST {base}/chat/completions`): what
 //! Ollama, llama.cpp's server, vLLM, LM Studio and OpenAI all speak. Used only when a user
 //! configures an endpoint; the knowledge base works without one.
+//!
+//! Requests go through the outbound guard ([`devlens_core::outbound`]): the configured base URL
+//! is allowed even on this machine or a private network, link-local and cloud metadata addresses
+//! never, and a redirect elsewhere only to public hosts or those `DEVLENS_NETWORK_ALLOW` names.
 
 use std::time::{Duration, Instant, SystemTime};
 
 use serde_json::{Value, json};
 
 use devlens_core::LlmSettings;
+use devlens_core::outbound::{self, GuardedClient, OutboundPolicy};
 use devlens_embed::{ApiKey, RetryPolicy, is_retryable_status, parse_retry_after};
 
 use crate::KbError;
@@ -15,6 +20,8 @@ use crate::KbError;
 pub const DEFAULT_KEY_ENV: &str = "DEVLENS_LLM_API_KEY";
 pub const DEFAULT_MAX_TOKENS: u32 = 800;
 pub const DEFAULT_TIMEOUT_SECS: u64 = 120;
+/// The most of an answer read: a chat completion of `max_tokens` is a few kilobytes.
+const MAX_ANSWER_BYTES: u64 = 8 * 1024 * 1024;
 
 /// A configured chat endpoint.
 #[derive(Debug, Clone)]
@@ -25,7 +32,7 @@ pub struct ChatClient {
     max_tokens: u32,
     timeout: Duration,
     retry: RetryPolicy,
-    http: reqwest::Client,
+    http: GuardedClient,
 }
 
 /// How to configure an endpoint, for messages that ask for one.
@@ -74,10 +81,14 @@ impl ChatClient {
             .unwrap_or_else(|| DEFAULT_KEY_ENV.to_string());
         let timeout =
             Duration::from_secs(settings.timeout_secs.unwrap_or(DEFAULT_TIMEOUT_SECS).max(1));
-        let http = reqwest::Client::builder()
-            .timeout(timeout)
-            .build()
-            .map_err(|e| KbError::Llm(format!("cannot create an HTTP client: {e}")))?;
+        let policy = OutboundPolicy::from_env().allowing(&base);
+        let builder = policy.client_builder().timeout(timeout);
+        let http = GuardedClient::new(policy, builder).map_err(|e| {
+            KbError::Llm(format!(
+                "cannot create an HTTP client: {}",
+                outbound::explain(&e)
+            ))
+        })?;
         Ok(Some(Self {
             endpoint: format!("{base}/chat/completions"),
             model: model.trim().to_string(),
@@ -115,12 +126,21 @@ impl ChatClient {
         let mut attempt = 0u32;
         loop {
             attempt += 1;
-            let mut request = self.http.post(&self.endpoint).json(&body);
+            let mut request = self
+                .http
+                .post(&self.endpoint)
+                .await
+                .map_err(|refused| self.refused(&refused.to_string()))?
+                .json(&body);
             if let Some(key) = &self.api_key {
                 request = request.bearer_auth(key.expose());
             }
             let response = match request.send().await {
                 Ok(r) => r,
+                // The guard refused an address the name resolved to, or a redirect.
+                Err(e) if outbound::refusal_in(&e).is_some() => {
+                    return Err(self.refused(&outbound::explain(&e)));
+                }
                 Err(e) if e.is_timeout() => {
                     return Err(KbError::Llm(format!(
                         "the LLM at {} did not answer within {} s; raise `[llm] timeout_secs` or \
@@ -131,8 +151,9 @@ impl ChatClient {
                 }
                 Err(e) => {
                     return Err(KbError::Llm(self.redact(&format!(
-                        "cannot reach the LLM at {}: {e}. Is the server running? ({HOW_TO_CONFIGURE})",
-                        self.endpoint
+                        "cannot reach the LLM at {}: {}. Is the server running? ({HOW_TO_CONFIGURE})",
+                        self.endpoint,
+                        outbound::explain(&e)
                     ))));
                 }
             };
@@ -142,7 +163,17 @@ impl ChatClient {
                 .get(reqwest::header::RETRY_AFTER)
                 .and_then(|v| v.to_str().ok())
                 .and_then(|v| parse_retry_after(v, SystemTime::now()));
-            let text = response.text().await.unwrap_or_default();
+            let text = match outbound::read_body_capped(response, MAX_ANSWER_BYTES).await {
+                Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
+                Err(outbound::BodyError::TooLarge { .. }) => {
+                    return Err(KbError::Llm(format!(
+                        "the LLM at {} answered with more than 8 MB; is the base URL an \
+                         OpenAI-compatible /v1? ({HOW_TO_CONFIGURE})",
+                        self.endpoint
+                    )));
+                }
+                Err(outbound::BodyError::Read(_)) => String::new(),
+            };
             if (200..300).contains(&status) {
                 return parse_answer(&text).map_err(|m| KbError::Llm(self.redact(&m)));
             }
@@ -172,6 +203,15 @@ impl ChatClient {
                 self.endpoint
             ))));
         }
+    }
+
+    /// The outbound guard's refusal: the configured endpoint (or where it redirects) is an
+    /// address devlens never fetches.
+    fn refused(&self, why: &str) -> KbError {
+        KbError::Llm(self.redact(&format!(
+            "{why}. The LLM endpoint comes from `[llm] base_url` or DEVLENS_LLM_BASE_URL: point \
+             it at the LLM server"
+        )))
     }
 
     fn redact(&self, text: &str) -> String {

@@ -220,3 +220,43 @@ async fn endpoint_errors_say_what_to_fix_and_never_show_the_key() {
         Some("Bearer sk-test-1234567890")
     );
 }
+
+/// The configured LLM endpoint is allowed even on this machine (the mocks above), but link-local
+/// and cloud metadata addresses never: an endpoint there, or one redirecting there, is refused
+/// with the guard's sentence.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_llm_endpoint_on_the_metadata_address_is_refused() {
+    let none = |_: &str| None;
+    let client = ChatClient::from_settings(&llm("http://169.254.169.254/latest/v1"), &none)
+        .unwrap()
+        .unwrap();
+    let err = client
+        .complete("system", "user")
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("refused always"), "{err}");
+    assert!(err.contains("[llm] base_url"), "{err}");
+
+    let (base, seen) = common::mock_llm(|_| {
+        (
+            307,
+            vec![(
+                "location",
+                "http://169.254.169.254/latest/meta-data/iam/".to_string(),
+            )],
+            json!({}),
+        )
+    })
+    .await;
+    let client = ChatClient::from_settings(&llm(&base), &none)
+        .unwrap()
+        .unwrap();
+    let err = client
+        .complete("system", "user")
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("refused always"), "{err}");
+    assert_eq!(seen.lock().unwrap().len(), 1);
+}

@@ -139,6 +139,17 @@ pub enum OpenApiError {
         reason: String,
     },
 
+    /// The outbound guard refused where a call would go (devlens_core::outbound); the reason
+    /// says why and how to allow a private host.
+    #[error("the call was not sent: {reason}")]
+    CallRefused { reason: String },
+
+    /// The outbound guard refused to fetch the spec or a document its `$ref`s name
+    /// (devlens_core::outbound); the reason is its sentence, which says how to allow a private
+    /// host where that is possible.
+    #[error("{reason}")]
+    FetchRefused { reason: String },
+
     /// A bug or a runtime failure (e.g. a panicked worker thread), never caused by the spec.
     #[error("internal error while loading {location}: {message}")]
     Internal { location: String, message: String },
@@ -207,6 +218,7 @@ impl Classify for OpenApiError {
                 ErrorKind::Upstream
             }
             Self::InvalidCall { .. } | Self::NoBaseUrl { .. } => ErrorKind::InvalidInput,
+            Self::CallRefused { .. } | Self::FetchRefused { .. } => ErrorKind::Forbidden,
             Self::Internal { .. } => ErrorKind::Internal,
             // The spec exists but cannot be used: malformed, not OpenAPI, a broken `$ref`.
             _ => ErrorKind::Unprocessable,

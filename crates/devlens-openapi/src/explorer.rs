@@ -8,6 +8,7 @@ use std::time::Instant;
 
 use serde::Serialize;
 
+use devlens_core::outbound::OutboundPolicy;
 use devlens_core::{Classify, Config, CoreError, ErrorKind, ProjectRegistry};
 use devlens_embed::{
     EmbedError, Embedder, LazyEmbedder, LazyReranker, LoadFailure, Progress, Reranker,
@@ -196,13 +197,16 @@ impl devlens_core::Report for EndpointPage {
     }
 }
 
-/// Where a selector points: the spec's location, the project (if one was named or active), and
-/// the name of its semantic index.
+/// Where a selector points: the spec's location, the project (if one was named or active), the
+/// name of its semantic index, and what loading it may fetch.
 #[derive(Debug, Clone)]
 struct Located {
     location: String,
     project: Option<String>,
     index_name: String,
+    /// The outbound guard's policy for this spec: the configuration's allow list, plus the spec
+    /// URL and base URL of a project the user declared.
+    policy: OutboundPolicy,
 }
 
 impl Located {
@@ -358,15 +362,27 @@ impl ApiExplorer {
     }
 
     fn locate(&self, selector: &SpecSelector) -> Result<Located, ExplorerError> {
+        let mut policy = self.config.outbound();
         let (location, project) = match (&selector.spec, &selector.project) {
             (Some(_), Some(_)) => {
                 return Err(ExplorerError::InvalidInput(
                     "give either a project or a spec location, not both".into(),
                 ));
             }
+            // A location a caller names is fetched from public hosts (and those the user
+            // allowed) only.
             (Some(spec), None) => (spec.clone(), None),
             (None, project) => {
-                let (name, spec) = self.projects()?.spec_of(project.as_deref())?;
+                let registry = self.projects()?;
+                let chosen = registry.resolve(project.as_deref())?;
+                let (name, spec) = registry.spec_of(Some(&chosen.name))?;
+                // The user declared this project: its own spec URL and base URL are configured
+                // targets, even on this machine or a private network.
+                if chosen.trusted {
+                    for target in std::iter::once(&spec).chain(chosen.base_url.as_ref()) {
+                        allow_url(&mut policy, target);
+                    }
+                }
                 (spec, Some(name))
             }
         };
@@ -375,12 +391,13 @@ impl ApiExplorer {
             location,
             project,
             index_name,
+            policy,
         })
     }
 
     async fn load(&self, located: &Located) -> Result<Arc<ApiSpec>, ExplorerError> {
         let source = SpecSource::parse(&located.location)?;
-        Ok(self.specs.load(&source).await?)
+        Ok(self.specs.load_with(&source, &located.policy).await?)
     }
 
     /// Loads the spec a selector names.
@@ -737,6 +754,14 @@ impl ApiExplorer {
         let index = Arc::clone(&entry.1);
         cache.push(entry);
         Some(index)
+    }
+}
+
+/// Allows the host and port of `target` when it is an http(s) URL (a spec path is not a host).
+fn allow_url(policy: &mut OutboundPolicy, target: &str) {
+    let lower = target.trim().to_ascii_lowercase();
+    if lower.starts_with("http://") || lower.starts_with("https://") {
+        policy.allow(target.trim());
     }
 }
 

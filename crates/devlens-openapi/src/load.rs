@@ -6,12 +6,19 @@
 //! every load, but only by `stat` (modification time and length) unless they changed; URLs are
 //! re-fetched at most once a minute. Parsing (up to tens of megabytes of JSON) runs on the
 //! blocking pool, never on an async worker.
+//!
+//! What a load may read is bounded: URLs (the spec's and those its `$ref`s name) are fetched
+//! through the outbound guard ([`devlens_core::outbound`]: never link-local or cloud metadata
+//! addresses, private hosts only when allowed), local `$ref`s stay inside the root spec's folder
+//! (symbolic links followed), and the spec and every document it pulls in share one byte budget
+//! (256 MB), checked while reading.
 
 use std::collections::{HashMap, VecDeque};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 
+use devlens_core::outbound::{self, BodyError, GuardedClient, OutboundPolicy};
 use tokio::sync::OnceCell;
 use url::Url;
 
@@ -33,8 +40,10 @@ const URL_TTL: Duration = Duration::from_secs(60);
 /// Whole-request timeout for fetching a document.
 const HTTP_TIMEOUT: Duration = Duration::from_secs(30);
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
-/// Largest document accepted (the largest real specs seen are under 50 MB).
-const MAX_DOCUMENT_BYTES: u64 = 256 * 1024 * 1024;
+/// The most one load reads: the spec and every document its `$ref`s pull in, together (the
+/// largest real specs seen are under 50 MB).
+const MAX_LOAD_BYTES: u64 = 256 * 1024 * 1024;
+const MB: u64 = 1024 * 1024;
 /// External documents one spec may pull in.
 pub(crate) const MAX_EXTERNAL_DOCUMENTS: usize = 50;
 const ACCEPT: &str = "application/json, application/yaml, application/x-yaml, text/yaml, \
@@ -75,15 +84,16 @@ impl std::fmt::Debug for SpecCache {
 #[derive(Default)]
 struct Inner {
     state: Mutex<State>,
-    client: OnceLock<Result<reqwest::Client, String>>,
     limits: CacheLimits,
 }
 
-/// How much the cache keeps: a count of specs and their weight together.
+/// How much the cache keeps (a count of specs and their weight together), and how much one
+/// load may read.
 #[derive(Clone, Copy)]
 struct CacheLimits {
     specs: usize,
     bytes: usize,
+    load_bytes: u64,
 }
 
 impl Default for CacheLimits {
@@ -91,6 +101,7 @@ impl Default for CacheLimits {
         CacheLimits {
             specs: MAX_CACHED_SPECS,
             bytes: MAX_CACHED_BYTES,
+            load_bytes: MAX_LOAD_BYTES,
         }
     }
 }
@@ -114,15 +125,45 @@ impl SpecCache {
         SpecCache::default()
     }
 
-    /// Loads a spec, from the cache when its content has not changed.
-    pub async fn load(&self, source: &SpecSource) -> Result<Arc<ApiSpec>, OpenApiError> {
-        match source {
-            SpecSource::File(path) => self.load_file(path).await,
-            SpecSource::Url(url) => self.load_url(url).await,
+    /// A cache whose loads read at most `bytes`: the spec and every document its `$ref`s pull
+    /// in, together (256 MB by default).
+    pub fn with_load_budget(bytes: u64) -> SpecCache {
+        SpecCache {
+            inner: Arc::new(Inner {
+                limits: CacheLimits {
+                    load_bytes: bytes,
+                    ..CacheLimits::default()
+                },
+                ..Inner::default()
+            }),
         }
     }
 
-    async fn load_file(&self, path: &Path) -> Result<Arc<ApiSpec>, OpenApiError> {
+    /// Loads a spec, from the cache when its content has not changed. URLs are fetched from
+    /// public hosts only; [`SpecCache::load_with`] allows private ones.
+    pub async fn load(&self, source: &SpecSource) -> Result<Arc<ApiSpec>, OpenApiError> {
+        self.load_with(source, &OutboundPolicy::public_only()).await
+    }
+
+    /// Loads a spec, fetching it (when it is a URL) and the documents its `$ref`s name through
+    /// the outbound guard with `policy`: which private hosts may be fetched (a project's own
+    /// spec URL and base URL, `[network] allow`).
+    pub async fn load_with(
+        &self,
+        source: &SpecSource,
+        policy: &OutboundPolicy,
+    ) -> Result<Arc<ApiSpec>, OpenApiError> {
+        match source {
+            SpecSource::File(path) => self.load_file(path, policy).await,
+            SpecSource::Url(url) => self.load_url(url, policy).await,
+        }
+    }
+
+    async fn load_file(
+        &self,
+        path: &Path,
+        policy: &OutboundPolicy,
+    ) -> Result<Arc<ApiSpec>, OpenApiError> {
         let meta = tokio::fs::metadata(path)
             .await
             .map_err(|e| file_error(path, &e))?;
@@ -134,15 +175,28 @@ impl SpecCache {
         {
             return Ok(spec);
         }
-        let bytes = read_file(path).await?;
+        let budget = self.inner.limits.load_bytes;
+        let too_large = OpenApiError::TooLarge {
+            location: path.display().to_string(),
+            limit_mb: budget / MB,
+        };
+        let bytes = read_file(path, budget, too_large).await?;
         let (bytes, hash) = hash_off_thread(bytes, &path.display().to_string()).await?;
-        let base = tokio::fs::canonicalize(path)
-            .await
-            .ok()
+        let canonical = tokio::fs::canonicalize(path).await.ok();
+        let base = canonical
+            .as_ref()
             .and_then(|abs| Url::from_file_path(abs).ok());
         let source = path.display().to_string();
+        let mut loader = Loader::new(policy, budget, source.clone());
+        loader.read = bytes.len() as u64;
+        loader.root_dir = canonical
+            .as_deref()
+            .and_then(Path::parent)
+            .map(Path::to_path_buf);
         let spec = self
-            .get_or_build(&hash, || self.build(bytes, base, source, hash.clone()))
+            .get_or_build(&hash, || {
+                self.build(bytes, base, source, hash.clone(), loader)
+            })
             .await?;
         self.with_state(|s| {
             s.files.insert(path.to_path_buf(), (stamp, hash.clone()));
@@ -150,7 +204,11 @@ impl SpecCache {
         Ok(spec)
     }
 
-    async fn load_url(&self, url: &Url) -> Result<Arc<ApiSpec>, OpenApiError> {
+    async fn load_url(
+        &self,
+        url: &Url,
+        policy: &OutboundPolicy,
+    ) -> Result<Arc<ApiSpec>, OpenApiError> {
         let key = url.as_str().to_string();
         let known = self.with_state(|s| s.urls.get(&key).cloned());
         if let Some((hash, fetched_at)) = known
@@ -159,11 +217,18 @@ impl SpecCache {
         {
             return Ok(spec);
         }
-        let (bytes, _) = self.fetch(url).await?;
+        let mut loader = Loader::new(policy, self.inner.limits.load_bytes, redact_url(url));
+        let (bytes, _) = loader.fetch(url).await?;
         let (bytes, hash) = hash_off_thread(bytes, &redact_url(url)).await?;
         let spec = self
             .get_or_build(&hash, || {
-                self.build(bytes, Some(url.clone()), redact_url(url), hash.clone())
+                self.build(
+                    bytes,
+                    Some(url.clone()),
+                    redact_url(url),
+                    hash.clone(),
+                    loader,
+                )
             })
             .await?;
         self.with_state(|s| {
@@ -276,11 +341,12 @@ impl SpecCache {
         base: Option<Url>,
         source: String,
         hash: String,
+        mut loader: Loader,
     ) -> Result<ApiSpec, OpenApiError> {
         let display = source.clone();
         let root = blocking(&source, move || read_root(bytes, base, &display)).await?;
         let mut docs = DocSet::new(root.document);
-        let external_files = self.load_external(&mut docs, root.refs).await?;
+        let external_files = load_external(&mut docs, root.refs, &mut loader).await?;
         let (kind, declared) = (root.kind, root.declared);
         let location = source.clone();
         blocking(&location, move || {
@@ -295,88 +361,163 @@ impl SpecCache {
         })
         .await
     }
+}
 
-    /// Loads every document the spec references, transitively, breadth first, up to
-    /// [`MAX_EXTERNAL_DOCUMENTS`]. A missing or broken document is an error now, so that
-    /// rendering details later never does I/O and never meets a half-loaded spec.
-    async fn load_external(
-        &self,
-        docs: &mut DocSet,
-        refs: Vec<String>,
-    ) -> Result<Vec<(PathBuf, Stamp)>, OpenApiError> {
-        let mut files = Vec::new();
-        let mut queue: VecDeque<(DocId, String)> = refs.into_iter().map(|r| (ROOT, r)).collect();
-        while let Some((from, reference)) = queue.pop_front() {
-            let from_display = docs
-                .doc(from)
-                .map_or_else(String::new, |d| d.display.clone());
-            let broken = |reason: String| OpenApiError::UnresolvedRef {
-                reference: reference.clone(),
-                from: from_display.clone(),
-                reason,
-            };
-            let url = match docs.target_url(&reference, from) {
-                Ok(Some(url)) => url,
-                Ok(None) => continue,
-                Err(e) => return Err(broken(e.to_string())),
-            };
-            if docs.contains_url(&url) {
-                continue;
-            }
-            let from_remote = docs
-                .doc(from)
-                .and_then(|d| d.url.as_ref())
-                .is_some_and(|u| u.scheme() != "file");
-            match url.scheme() {
-                "file" if from_remote => {
-                    return Err(broken(
-                        "a spec fetched over HTTP may not reference local files".into(),
-                    ));
-                }
-                "file" | "http" | "https" => {}
-                other => return Err(broken(format!("the `{other}` scheme is not supported"))),
-            }
-            if docs.len() > MAX_EXTERNAL_DOCUMENTS {
-                return Err(OpenApiError::TooManyDocuments {
-                    location: docs
-                        .doc(ROOT)
-                        .map_or_else(String::new, |d| d.display.clone()),
-                    limit: MAX_EXTERNAL_DOCUMENTS,
-                });
-            }
-            let (bytes, stamp) = self.fetch(&url).await.map_err(|e| {
-                broken(match e {
-                    OpenApiError::FileNotFound { path } => format!(
-                        "{} does not exist; fix the $ref or add the file",
-                        path.display()
-                    ),
-                    other => other.to_string(),
-                })
-            })?;
-            let display = match url.to_file_path() {
-                Ok(p) if url.scheme() == "file" => {
-                    if let Some(stamp) = stamp {
-                        files.push((p.clone(), stamp));
-                    }
-                    p.display().to_string()
-                }
-                _ => redact_url(&url),
-            };
-            let shown = display.clone();
-            let (value, refs) = blocking(&display, move || {
-                let value = parse_document(&bytes, &shown)?;
-                let refs = external_refs(&value);
-                Ok((value, refs))
-            })
-            .await?;
-            let id = docs.add(Document::parsed(Some(url), display, value));
-            queue.extend(refs.into_iter().map(|r| (id, r)));
+/// Loads every document the spec references, transitively, breadth first, up to
+/// [`MAX_EXTERNAL_DOCUMENTS`] and within the load's byte budget; local files only inside the
+/// root spec's folder. A missing or broken document is an error now, so that rendering details
+/// later never does I/O and never meets a half-loaded spec.
+async fn load_external(
+    docs: &mut DocSet,
+    refs: Vec<String>,
+    loader: &mut Loader,
+) -> Result<Vec<(PathBuf, Stamp)>, OpenApiError> {
+    let mut files = Vec::new();
+    let mut queue: VecDeque<(DocId, String)> = refs.into_iter().map(|r| (ROOT, r)).collect();
+    while let Some((from, reference)) = queue.pop_front() {
+        let from_display = docs
+            .doc(from)
+            .map_or_else(String::new, |d| d.display.clone());
+        let broken = |reason: String| OpenApiError::UnresolvedRef {
+            reference: reference.clone(),
+            from: from_display.clone(),
+            reason,
+        };
+        let url = match docs.target_url(&reference, from) {
+            Ok(Some(url)) => url,
+            Ok(None) => continue,
+            Err(e) => return Err(broken(e.to_string())),
+        };
+        if docs.contains_url(&url) {
+            continue;
         }
-        Ok(files)
+        let from_remote = docs
+            .doc(from)
+            .and_then(|d| d.url.as_ref())
+            .is_some_and(|u| u.scheme() != "file");
+        match url.scheme() {
+            "file" if from_remote => {
+                return Err(broken(
+                    "a spec fetched over HTTP may not reference local files".into(),
+                ));
+            }
+            "file" => loader.confine(&url).await.map_err(&broken)?,
+            "http" | "https" => {}
+            other => return Err(broken(format!("the `{other}` scheme is not supported"))),
+        }
+        if docs.len() > MAX_EXTERNAL_DOCUMENTS {
+            return Err(OpenApiError::TooManyDocuments {
+                location: docs
+                    .doc(ROOT)
+                    .map_or_else(String::new, |d| d.display.clone()),
+                limit: MAX_EXTERNAL_DOCUMENTS,
+            });
+        }
+        let (bytes, stamp) = loader.fetch(&url).await.map_err(|e| match e {
+            OpenApiError::FileNotFound { path } => broken(format!(
+                "{} does not exist; fix the $ref or add the file",
+                path.display()
+            )),
+            // The load's budget is the whole spec's: said as is.
+            too_large @ OpenApiError::TooLarge { .. } => too_large,
+            OpenApiError::FetchRefused { reason } => OpenApiError::FetchRefused {
+                reason: format!("cannot resolve $ref `{reference}` in {from_display}: {reason}"),
+            },
+            other => broken(other.to_string()),
+        })?;
+        let display = match url.to_file_path() {
+            Ok(p) if url.scheme() == "file" => {
+                if let Some(stamp) = stamp {
+                    files.push((p.clone(), stamp));
+                }
+                p.display().to_string()
+            }
+            _ => redact_url(&url),
+        };
+        let shown = display.clone();
+        let (value, refs) = blocking(&display, move || {
+            let value = parse_document(&bytes, &shown)?;
+            let refs = external_refs(&value);
+            Ok((value, refs))
+        })
+        .await?;
+        let id = docs.add(Document::parsed(Some(url), display, value));
+        queue.extend(refs.into_iter().map(|r| (id, r)));
+    }
+    Ok(files)
+}
+
+/// One load's reading: the outbound guard's client (built on first use), what is left of the
+/// load's byte budget, and the folder its local `$ref`s must stay in.
+struct Loader {
+    policy: OutboundPolicy,
+    client: Option<GuardedClient>,
+    budget: u64,
+    /// Bytes read so far, every document together.
+    read: u64,
+    /// The root spec's folder (links resolved), when it was loaded from a file.
+    root_dir: Option<PathBuf>,
+    /// The root spec as shown, for the budget's message.
+    root: String,
+}
+
+impl Loader {
+    fn new(policy: &OutboundPolicy, budget: u64, root: String) -> Loader {
+        Loader {
+            policy: policy.clone(),
+            client: None,
+            budget,
+            read: 0,
+            root_dir: None,
+            root,
+        }
     }
 
-    /// Reads a document from a `file:` or `http(s):` URL; files also get their stamp.
-    async fn fetch(&self, url: &Url) -> Result<(Vec<u8>, Option<Stamp>), OpenApiError> {
+    /// The error when a document would take the load past its budget: the document alone when
+    /// it is the root, else the spec with what it pulled in.
+    fn too_large(&self, location: String) -> OpenApiError {
+        let location = if self.read == 0 {
+            location
+        } else {
+            format!("{} with the documents its $refs pull in", self.root)
+        };
+        OpenApiError::TooLarge {
+            location,
+            limit_mb: self.budget / MB,
+        }
+    }
+
+    /// Checks that a local `$ref` stays inside the root spec's folder, where it is written and
+    /// where its links lead: a spec may not read `~/.ssh/id_rsa` or `../../.config/gh/hosts.yml`.
+    async fn confine(&self, url: &Url) -> Result<(), String> {
+        let outside = |root: &Path| {
+            format!(
+                "it leads outside the spec's folder {}: devlens reads $ref files only inside the \
+                 folder of the spec it loads (symbolic links followed). Move the file into that \
+                 folder, or bundle the spec into one file (e.g. `redocly bundle`) and load that",
+                root.display()
+            )
+        };
+        let Some(root) = &self.root_dir else {
+            return Err("a spec not loaded from a file may not reference local files".into());
+        };
+        let Ok(path) = url.to_file_path() else {
+            return Err(outside(root));
+        };
+        // The URL was joined from the root's real path, so `..` is resolved already.
+        if !path.starts_with(root) {
+            return Err(outside(root));
+        }
+        match tokio::fs::canonicalize(&path).await {
+            Ok(real) if !real.starts_with(root) => Err(outside(root)),
+            _ => Ok(()),
+        }
+    }
+
+    /// Reads a document from a `file:` or `http(s):` URL within what is left of the budget;
+    /// files also get their stamp.
+    async fn fetch(&mut self, url: &Url) -> Result<(Vec<u8>, Option<Stamp>), OpenApiError> {
+        let left = self.budget.saturating_sub(self.read);
         if url.scheme() == "file" {
             let path = url
                 .to_file_path()
@@ -387,7 +528,9 @@ impl SpecCache {
             let meta = tokio::fs::metadata(&path)
                 .await
                 .map_err(|e| file_error(&path, &e))?;
-            let bytes = read_file(&path).await?;
+            let too_large = self.too_large(path.display().to_string());
+            let bytes = read_file(&path, left, too_large).await?;
+            self.read += bytes.len() as u64;
             return Ok((bytes, Some(Stamp::of(&meta))));
         }
         let shown = redact_url(url);
@@ -395,25 +538,41 @@ impl SpecCache {
             url: shown.clone(),
             reason,
         };
-        let client = self
-            .inner
-            .client
-            .get_or_init(|| {
-                reqwest::Client::builder()
+        let client = match &self.client {
+            Some(client) => client.clone(),
+            None => {
+                let builder = self
+                    .policy
+                    .client_builder()
                     .timeout(HTTP_TIMEOUT)
                     .connect_timeout(CONNECT_TIMEOUT)
-                    .user_agent(concat!("devlens/", env!("CARGO_PKG_VERSION")))
-                    .build()
-                    .map_err(|e| error_chain(&e))
-            })
-            .as_ref()
-            .map_err(|e| failed(format!("cannot set up the HTTP client: {e}")))?;
-        let mut response = client
-            .get(url.clone())
+                    .user_agent(concat!("devlens/", env!("CARGO_PKG_VERSION")));
+                let client = GuardedClient::new(self.policy.clone(), builder).map_err(|e| {
+                    failed(format!(
+                        "cannot set up the HTTP client: {}",
+                        outbound::explain(&e)
+                    ))
+                })?;
+                self.client = Some(client.clone());
+                client
+            }
+        };
+        let response = client
+            .get(url.as_str())
+            .await
+            .map_err(|refused| OpenApiError::FetchRefused {
+                reason: refused.to_string(),
+            })?
             .header(reqwest::header::ACCEPT, ACCEPT)
             .send()
             .await
-            .map_err(|e| failed(request_error(e)))?;
+            .map_err(|e| match outbound::refusal_of(&e) {
+                // A redirect, or an address the name resolved to, that the guard refused.
+                Some(refused) => OpenApiError::FetchRefused {
+                    reason: refused.to_string(),
+                },
+                None => failed(request_error(e)),
+            })?;
         let status = response.status();
         if !status.is_success() {
             return Err(OpenApiError::HttpStatus {
@@ -422,27 +581,13 @@ impl SpecCache {
                 hint: http_status_hint(status.as_u16()),
             });
         }
-        let too_large = || OpenApiError::TooLarge {
-            location: shown.clone(),
-            limit_mb: MAX_DOCUMENT_BYTES / (1024 * 1024),
+        // The cap is checked as the bytes arrive: an endless body is cut off at the budget.
+        let body = match outbound::read_body_capped(response, left).await {
+            Ok(body) => body,
+            Err(BodyError::TooLarge { .. }) => return Err(self.too_large(shown)),
+            Err(BodyError::Read(why)) => return Err(failed(why)),
         };
-        if response
-            .content_length()
-            .is_some_and(|l| l > MAX_DOCUMENT_BYTES)
-        {
-            return Err(too_large());
-        }
-        let mut body = Vec::new();
-        while let Some(chunk) = response
-            .chunk()
-            .await
-            .map_err(|e| failed(request_error(e)))?
-        {
-            if body.len() as u64 + chunk.len() as u64 > MAX_DOCUMENT_BYTES {
-                return Err(too_large());
-            }
-            body.extend_from_slice(&chunk);
-        }
+        self.read += body.len() as u64;
         Ok((body, None))
     }
 }
@@ -472,7 +617,12 @@ async fn hash_off_thread(
     .await
 }
 
-async fn read_file(path: &Path) -> Result<Vec<u8>, OpenApiError> {
+/// Reads at most `limit` bytes of a file; more is `too_large`.
+async fn read_file(
+    path: &Path,
+    limit: u64,
+    too_large: OpenApiError,
+) -> Result<Vec<u8>, OpenApiError> {
     let meta = tokio::fs::metadata(path)
         .await
         .map_err(|e| file_error(path, &e))?;
@@ -482,12 +632,8 @@ async fn read_file(path: &Path) -> Result<Vec<u8>, OpenApiError> {
             reason: "it is a directory".into(),
         });
     }
-    let too_large = || OpenApiError::TooLarge {
-        location: path.display().to_string(),
-        limit_mb: MAX_DOCUMENT_BYTES / (1024 * 1024),
-    };
-    if meta.len() > MAX_DOCUMENT_BYTES {
-        return Err(too_large());
+    if meta.len() > limit {
+        return Err(too_large);
     }
     // Read at most one byte past the limit: the length above is 0 for a device or a pipe
     // (`$ref: /dev/zero`, `--spec /dev/stdin`), whose end only the reading finds.
@@ -496,7 +642,7 @@ async fn read_file(path: &Path) -> Result<Vec<u8>, OpenApiError> {
         use std::io::Read;
         let mut bytes = Vec::new();
         std::fs::File::open(&owned)?
-            .take(MAX_DOCUMENT_BYTES + 1)
+            .take(limit + 1)
             .read_to_end(&mut bytes)
             .map(|_| bytes)
     })
@@ -506,8 +652,8 @@ async fn read_file(path: &Path) -> Result<Vec<u8>, OpenApiError> {
         message: format!("the file reading task failed ({e})"),
     })?
     .map_err(|e| file_error(path, &e))?;
-    if bytes.len() as u64 > MAX_DOCUMENT_BYTES {
-        return Err(too_large());
+    if bytes.len() as u64 > limit {
+        return Err(too_large);
     }
     Ok(bytes)
 }
@@ -555,7 +701,11 @@ mod tests {
         fn with_limits(specs: usize, bytes: usize) -> SpecCache {
             SpecCache {
                 inner: Arc::new(Inner {
-                    limits: CacheLimits { specs, bytes },
+                    limits: CacheLimits {
+                        specs,
+                        bytes,
+                        load_bytes: MAX_LOAD_BYTES,
+                    },
                     ..Inner::default()
                 }),
             }

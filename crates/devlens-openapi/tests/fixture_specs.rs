@@ -4,6 +4,7 @@
 #![allow(clippy::unwrap_used)] // test code: a panic is a failed assertion
 
 use devlens_core::Report;
+use devlens_core::outbound::OutboundPolicy;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -446,9 +447,14 @@ async fn a_missing_external_file_fails_the_load() {
 
 #[tokio::test]
 async fn unreachable_urls_name_the_url_without_secrets() {
-    // Port 9 on loopback: nothing listens, the connection is refused at once.
+    // Port 9 on loopback (allowed): nothing listens, the connection is refused at once.
     let src = SpecSource::parse("http://127.0.0.1:9/openapi.json?token=hunter2").unwrap();
-    let msg = SpecCache::new().load(&src).await.unwrap_err().to_string();
+    let allowed = OutboundPolicy::public_only().allowing("127.0.0.1:9");
+    let msg = SpecCache::new()
+        .load_with(&src, &allowed)
+        .await
+        .unwrap_err()
+        .to_string();
     assert!(
         msg.starts_with("cannot fetch http://127.0.0.1:9/openapi.json?token=***: "),
         "{msg}"
@@ -642,6 +648,11 @@ impl FixtureServer {
     fn requests(&self) -> Vec<String> {
         self.requests.lock().unwrap().clone()
     }
+
+    /// The outbound guard's policy with this server allowed (it is on this machine).
+    fn allowed(&self) -> OutboundPolicy {
+        OutboundPolicy::public_only().allowing(&self.base)
+    }
 }
 
 impl Drop for FixtureServer {
@@ -655,7 +666,7 @@ async fn specs_load_from_urls_with_relative_refs_and_a_one_minute_cache() {
     let server = FixtureServer::start();
     let cache = SpecCache::new();
     let src = SpecSource::parse(&format!("{}/openapi30/petstore.yaml", server.base)).unwrap();
-    let spec = cache.load(&src).await.unwrap();
+    let spec = cache.load_with(&src, &server.allowed()).await.unwrap();
     assert_eq!(
         spec.source,
         format!("{}/openapi30/petstore.yaml", server.base)
@@ -681,7 +692,7 @@ async fn specs_load_from_urls_with_relative_refs_and_a_one_minute_cache() {
     assert!(requests[0].contains("application/json") && requests[0].contains("yaml"));
 
     // Within a minute the same URL is served from the cache without a request.
-    let again = cache.load(&src).await.unwrap();
+    let again = cache.load_with(&src, &server.allowed()).await.unwrap();
     assert!(Arc::ptr_eq(&spec, &again));
     assert_eq!(server.requests().len(), 3);
 }
@@ -691,7 +702,11 @@ async fn http_errors_and_remote_to_local_refs_are_refused() {
     let server = FixtureServer::start();
     let cache = SpecCache::new();
     let missing = SpecSource::parse(&format!("{}/nope.json", server.base)).unwrap();
-    let msg = cache.load(&missing).await.unwrap_err().to_string();
+    let msg = cache
+        .load_with(&missing, &server.allowed())
+        .await
+        .unwrap_err()
+        .to_string();
     assert_eq!(
         msg,
         format!(
@@ -700,7 +715,11 @@ async fn http_errors_and_remote_to_local_refs_are_refused() {
         )
     );
     let evil = SpecSource::parse(&format!("{}/evil.yaml", server.base)).unwrap();
-    let msg = cache.load(&evil).await.unwrap_err().to_string();
+    let msg = cache
+        .load_with(&evil, &server.allowed())
+        .await
+        .unwrap_err()
+        .to_string();
     assert!(
         msg.contains("a spec fetched over HTTP may not reference local files"),
         "{msg}"

@@ -9,7 +9,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use devlens_core::{Config, DataDir, config::ConfigFile};
+use devlens_core::Config;
 use devlens_embed::{BoxFuture, EmbedError, LazyReranker, Reranker};
 use devlens_openapi::{
     explorer::{ApiExplorer, SpecSelector},
@@ -61,13 +61,9 @@ impl Reranker for Prefers {
 }
 
 fn config(data: &Path, candidates: Option<usize>) -> Config {
-    let mut file = ConfigFile::default();
-    file.embedding.rerank_candidates = candidates;
-    Config {
-        data_dir: DataDir::at(data),
-        config_path: None,
-        file,
-    }
+    let mut config = Config::with_data_dir(data);
+    config.file.embedding.rerank_candidates = candidates;
+    config
 }
 
 fn petstore() -> SpecSelector {

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use devlens_core::{Config, DataDir, config::ConfigFile};
+use devlens_core::Config;
 use devlens_embed::{BoxFuture, EmbedError, Embedder, Progress, Provider};
 use devlens_openapi::{
     explorer::{ApiExplorer, ExplorerError, SpecSelector},
@@ -106,11 +106,7 @@ fn fixture() -> PathBuf {
 }
 
 fn config(data: &Path) -> Config {
-    Config {
-        data_dir: DataDir::at(data),
-        config_path: None,
-        file: ConfigFile::default(),
-    }
+    Config::with_data_dir(data)
 }
 
 fn explorer(data: &Path, embedder: WordHash) -> (ApiExplorer, Arc<WordHash>) {

@@ -3,6 +3,7 @@
 use std::path::{Path, PathBuf};
 
 use devlens_core::DataDir;
+use devlens_core::outbound::{self, GuardedClient, OutboundPolicy};
 
 use super::model_dir::{OPTIONAL_FILES, REQUIRED_FILES, missing_files, short_name};
 use super::{DEFAULT_LOCAL_MODEL, LocalBert, blocking};
@@ -21,7 +22,9 @@ pub async fn install_local_model(data_dir: &DataDir) -> Result<PathBuf, EmbedErr
     install_local_model_from(data_dir, &endpoint).await
 }
 
-/// [`install_local_model`] from a given hub endpoint (a mirror, or a test server).
+/// [`install_local_model`] from a given hub endpoint (a mirror, or a test server). The download
+/// goes through the outbound guard: the endpoint the user chose is allowed even on this machine
+/// or a private network, link-local and cloud metadata addresses never.
 pub async fn install_local_model_from(
     data_dir: &DataDir,
     endpoint: &str,
@@ -31,12 +34,14 @@ pub async fn install_local_model_from(
         .subdir("models")
         .join(short_name(DEFAULT_LOCAL_MODEL));
     let staging = Staging::beside(&target)?;
-    let client = reqwest::Client::builder()
+    let policy = OutboundPolicy::from_env().allowing(endpoint);
+    let builder = policy
+        .client_builder()
         .connect_timeout(std::time::Duration::from_secs(15))
         .timeout(std::time::Duration::from_secs(600))
-        .user_agent(concat!("devlens/", env!("CARGO_PKG_VERSION")))
-        .build()
-        .map_err(|e| install_err(format!("HTTP client: {e}")))?;
+        .user_agent(concat!("devlens/", env!("CARGO_PKG_VERSION")));
+    let client = GuardedClient::new(policy, builder)
+        .map_err(|e| install_err(format!("HTTP client: {}", outbound::explain(&e))))?;
     let base = format!(
         "{}/{DEFAULT_LOCAL_MODEL}/resolve/main",
         endpoint.trim_end_matches('/')
@@ -48,12 +53,26 @@ pub async fn install_local_model_from(
     for (file, required) in wanted {
         let url = format!("{base}/{file}");
         tracing::info!(%url, "downloading");
-        let response = client.get(&url).send().await.map_err(|e| {
+        let refused = |why: String| {
             install_err(format!(
-                "cannot download {url}: {e}. Without access to huggingface.co, copy a model \
-                 folder in with DEVLENS_MODEL_DIR or set HF_ENDPOINT to a mirror"
+                "{why}. Set HF_ENDPOINT to the hub or a mirror devlens may fetch from, or copy a \
+                 model folder in with DEVLENS_MODEL_DIR"
             ))
-        })?;
+        };
+        let response = client
+            .get(&url)
+            .await
+            .map_err(|e| refused(e.to_string()))?
+            .send()
+            .await
+            .map_err(|e| match outbound::refusal_of(&e) {
+                Some(refusal) => refused(refusal.to_string()),
+                None => install_err(format!(
+                    "cannot download {url}: {}. Without access to huggingface.co, copy a model \
+                     folder in with DEVLENS_MODEL_DIR or set HF_ENDPOINT to a mirror",
+                    outbound::explain(&e)
+                )),
+            })?;
         let status = response.status();
         if !status.is_success() {
             if !required && status.as_u16() == 404 {
@@ -61,10 +80,12 @@ pub async fn install_local_model_from(
             }
             return Err(install_err(format!("{url} answered HTTP {status}")));
         }
-        let bytes = response
-            .bytes()
-            .await
-            .map_err(|e| install_err(format!("download of {url} broke off: {e}")))?;
+        let bytes = response.bytes().await.map_err(|e| {
+            install_err(format!(
+                "download of {url} broke off: {}",
+                outbound::explain(&e)
+            ))
+        })?;
         let dest = staging.path.join(file);
         if let Some(parent) = dest.parent() {
             tokio::fs::create_dir_all(parent)

@@ -11,6 +11,7 @@ use std::fmt::Write as _;
 use std::time::{Duration, Instant};
 
 use base64::Engine as _;
+use devlens_core::outbound::{self, GuardedClient, OutboundError, OutboundPolicy};
 use serde::Serialize;
 use serde_json::{Map, Value};
 
@@ -452,31 +453,49 @@ impl ApiSpec {
         })
     }
 
-    /// Sends a prepared call and checks its answer against the operation's responses.
-    pub async fn send_call(&self, call: &PreparedCall) -> Result<CallOutcome, OpenApiError> {
-        let client = reqwest::Client::builder()
+    /// Sends a prepared call through the outbound guard (`policy`: which private hosts it may
+    /// reach) and checks its answer against the operation's responses.
+    pub async fn send_call(
+        &self,
+        call: &PreparedCall,
+        policy: &OutboundPolicy,
+    ) -> Result<CallOutcome, OpenApiError> {
+        let call_failed = |reason: String| OpenApiError::CallFailed {
+            method: call.method.clone(),
+            url: call.shown.url.clone(),
+            reason,
+        };
+        let builder = policy
+            .client_builder()
             .timeout(CALL_TIMEOUT)
-            .connect_timeout(Duration::from_secs(10))
-            .build()
-            .map_err(|e| OpenApiError::CallFailed {
-                method: call.method.clone(),
-                url: call.shown.url.clone(),
-                reason: e.to_string(),
-            })?;
+            .connect_timeout(Duration::from_secs(10));
+        let client = GuardedClient::new(policy.clone(), builder)
+            .map_err(|e| call_failed(outbound::explain(&e)))?;
         let method =
             reqwest::Method::from_bytes(call.method.as_bytes()).unwrap_or(reqwest::Method::GET);
-        let mut request = client.request(method, &call.url);
+        let mut request = client.request(method, &call.url).await.map_err(|refused| {
+            OpenApiError::CallRefused {
+                // The refusal names the URL as sent, which may carry an API key: name it as shown.
+                reason: OutboundError {
+                    url: call.shown.url.clone(),
+                    reason: refused.reason,
+                }
+                .to_string(),
+            }
+        })?;
         for (k, v) in &call.headers {
             request = request.header(k, v);
         }
         if let Some(body) = &call.body {
             request = request.body(body.clone());
         }
-        let failed = |e: reqwest::Error| OpenApiError::CallFailed {
-            method: call.method.clone(),
-            url: call.shown.url.clone(),
-            // reqwest's message carries the URL, which may carry an API key.
-            reason: e.without_url().to_string(),
+        let failed = |e: reqwest::Error| match outbound::refusal_in(&e) {
+            // A redirect or an address the guard refused.
+            Some(refused) => OpenApiError::CallRefused {
+                reason: refused.to_string(),
+            },
+            // explain() leaves out the URL, which may carry an API key.
+            None => call_failed(outbound::explain(&e)),
         };
         let started = Instant::now();
         let mut response = request.send().await.map_err(failed)?;

@@ -186,7 +186,7 @@ impl ApiBase {
 
 impl ApiSpec {
     /// The server URLs with their variables filled with defaults.
-    pub(crate) fn server_urls(&self) -> Vec<String> {
+    pub fn server_urls(&self) -> Vec<String> {
         let Some(servers) = self.docs().root_member("servers").and_then(Value::as_array) else {
             return Vec::new();
         };
