@@ -359,7 +359,10 @@ async fn live_traffic_and_its_har_file_name_the_same_drift() {
     // Over MCP the HAR path is confined to the workspace like any other path.
     let refused = mcp::err(&client, "check_api_traffic", json!({"har": "/etc/passwd"})).await;
     assert!(refused.contains("refused"), "{refused}");
-    let not_har = dir.path().join("projects.json");
+    // (The data dir, with its projects.json, is out of reach: a JSON file of the artifacts
+    // folder, which tools may read, stands in.)
+    let not_har = dir.path().join("artifacts/not-a-har.json");
+    std::fs::write(&not_har, r#"{"projects": []}"#).unwrap();
     let message = mcp::err(
         &client,
         "check_api_traffic",
@@ -736,7 +739,10 @@ async fn the_cli_checks_the_running_servers_tab() {
             json!({"path": file, "fullPage": true}),
         )
         .await;
-        std::fs::copy(viewer_dir.path().join(&file), artifacts.join(&file)).unwrap();
+        // Started in its data dir, the viewer has no project workspace: a relative path goes
+        // to its artifacts folder.
+        let saved = viewer_dir.path().join("artifacts").join(&file);
+        std::fs::copy(saved, artifacts.join(&file)).unwrap();
     }
     mcp::ok(&viewer, "chrome_disconnect", json!({})).await;
     viewer.cancel().await.unwrap();

@@ -515,8 +515,24 @@ async fn past_the_rate_limit_calls_get_429_with_retry_after_per_token() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn bodies_past_the_cap_get_413_and_slow_calls_503_but_streams_run_on() {
+    // A docs site that never answers, on this machine: allowed, so the crawl waits on it.
+    let silent = common::serve_router(axum::Router::new().fallback(|| async {
+        tokio::time::sleep(Duration::from_secs(60)).await;
+        "too late"
+    }))
+    .await;
+    let silent_host = silent
+        .trim_start_matches("http://")
+        .trim_end_matches('/')
+        .to_string();
     let dir = common::data_dir_with_petstore();
-    let server = serve_with(dir.path(), "max_body_mb = 1\nrequest_timeout_secs = 1").await;
+    let server = serve_with(
+        dir.path(),
+        &format!(
+            "max_body_mb = 1\nrequest_timeout_secs = 1\n\n[network]\nallow = [\"{silent_host}\"]"
+        ),
+    )
+    .await;
     let base = &server.base;
     let http = Client::new();
 
@@ -539,11 +555,6 @@ async fn bodies_past_the_cap_get_413_and_slow_calls_503_but_streams_run_on() {
     .await;
 
     // A docs crawl of a site that never answers runs past the 1 s timeout.
-    let silent = common::serve_router(axum::Router::new().fallback(|| async {
-        tokio::time::sleep(Duration::from_secs(60)).await;
-        "too late"
-    }))
-    .await;
     let started = std::time::Instant::now();
     let (status, body) = send(
         http.post(format!("{base}/api/docs/libraries"))

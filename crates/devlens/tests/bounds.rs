@@ -94,11 +94,13 @@ fn huge_spec(path: &Path) {
 #[test]
 fn api_answers_stay_bounded_on_a_huge_spec() {
     let dir = tempfile::tempdir().unwrap();
-    let spec = dir.path().join("huge.json");
+    // A spec a tool names must be in the workspace, which cannot be the data dir.
+    let workspace = tempfile::tempdir().unwrap();
+    let spec = workspace.path().join("huge.json");
     huge_spec(&spec);
     let spec = spec.display().to_string();
     runtime().block_on(async {
-        let client = server(dir.path(), dir.path()).await;
+        let client = server(dir.path(), workspace.path()).await;
         let details = mcp::call(
             &client,
             "get_endpoint_details",
@@ -168,7 +170,8 @@ fn docs_answers_stay_bounded_on_a_huge_section() {
         .assert()
         .success();
     runtime().block_on(async {
-        let client = server(dir.path(), dir.path()).await;
+        let workspace = tempfile::tempdir().unwrap();
+        let client = server(dir.path(), workspace.path()).await;
         let answer = mcp::call(
             &client,
             "query_docs",
@@ -204,7 +207,8 @@ fn kb_answers_stay_bounded_on_a_one_megabyte_solution() {
         i += 1;
     }
     runtime().block_on(async {
-        let client = server(dir.path(), dir.path()).await;
+        let workspace = tempfile::tempdir().unwrap();
+        let client = server(dir.path(), workspace.path()).await;
         let saved = mcp::call(
             &client,
             "save_solution",
@@ -371,7 +375,8 @@ fn browser_answers_stay_bounded_on_a_noisy_page() {
                 }),
             );
         let base = common::serve_router(router).await;
-        let client = server(dir.path(), dir.path()).await;
+        let workspace = tempfile::tempdir().unwrap();
+        let client = server(dir.path(), workspace.path()).await;
         let launched = mcp::call(&client, "chrome", json!({ "action": "launch" })).await;
         assert!(!launched.error, "{}", launched.text);
         let nav = mcp::call(&client, "navigate", json!({ "url": format!("{base}/") })).await;

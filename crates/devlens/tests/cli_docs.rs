@@ -52,6 +52,20 @@ fn json_out(data: &Path, args: &[&str]) -> Value {
     stdout_json(cmd.args(args))
 }
 
+/// [`json_out`] for a crawl of the local fixture `site`, which the user allows (the outbound guard
+/// refuses hosts on this machine otherwise).
+fn crawl_out(data: &Path, site: &str, args: &[&str]) -> Value {
+    let mut cmd = devlens(data);
+    without_model(&mut cmd, data);
+    allow_site(&mut cmd, site);
+    stdout_json(cmd.args(args))
+}
+
+/// Lets `cmd` fetch from the local fixture `site` (`http://127.0.0.1:PORT`).
+fn allow_site(cmd: &mut assert_cmd::Command, site: &str) {
+    cmd.env("DEVLENS_NETWORK_ALLOW", site.trim_start_matches("http://"));
+}
+
 /// Runs `cmd`, expects success, parses stdout as JSON.
 fn stdout_json(cmd: &mut assert_cmd::Command) -> Value {
     let output = cmd.assert().success().get_output().stdout.clone();
@@ -695,8 +709,9 @@ fn add_url_crawls_the_site_under_the_start_page() {
     );
     let dir = tempfile::tempdir().unwrap();
     let start = format!("{site}/docs/index.html");
-    let added = json_out(
+    let added = crawl_out(
         dir.path(),
+        &site,
         &["docs", "add", "gadgets", "--url", &start, "--json"],
     );
     assert_eq!(added["pages"], 4, "{added}");
@@ -728,8 +743,9 @@ fn add_url_crawls_the_site_under_the_start_page() {
     );
 
     // One link deep: the guide's own link is not followed.
-    let shallow = json_out(
+    let shallow = crawl_out(
         dir.path(),
+        &site,
         &[
             "docs",
             "add",
@@ -743,8 +759,9 @@ fn add_url_crawls_the_site_under_the_start_page() {
     );
     assert_eq!(shallow["pages"], 3, "{shallow}");
     // Two pages at most, and the report says the crawl was cut short.
-    let capped = json_out(
+    let capped = crawl_out(
         dir.path(),
+        &site,
         &[
             "docs",
             "add",
@@ -765,6 +782,7 @@ fn add_url_crawls_the_site_under_the_start_page() {
     // A start page that fails is an error that says what to do, and stores nothing.
     let mut cmd = devlens(dir.path());
     without_model(&mut cmd, dir.path());
+    allow_site(&mut cmd, &site);
     cmd.args([
         "docs",
         "add",
@@ -827,8 +845,9 @@ fn add_url_crawls_the_nodejs_docs() {
     let rt = tokio::runtime::Runtime::new().unwrap();
     let site = rt.block_on(common::serve_router(router));
     let dir = tempfile::tempdir().unwrap();
-    let added = json_out(
+    let added = crawl_out(
         dir.path(),
+        &site,
         &[
             "docs",
             "add",
@@ -910,8 +929,9 @@ fn add_url_keeps_to_what_robots_txt_allows() {
     );
     let dir = tempfile::tempdir().unwrap();
     let start = format!("{site}/docs/index.html");
-    let added = json_out(
+    let added = crawl_out(
         dir.path(),
+        &site,
         &["docs", "add", "widgets", "--url", &start, "--json"],
     );
     assert_eq!(added["pages"], 2, "{added}");
@@ -933,8 +953,9 @@ fn add_url_keeps_to_what_robots_txt_allows() {
         "{answer}"
     );
 
-    let all = json_out(
+    let all = crawl_out(
         dir.path(),
+        &site,
         &[
             "docs",
             "add",
@@ -949,6 +970,7 @@ fn add_url_keeps_to_what_robots_txt_allows() {
 
     let mut cmd = devlens(dir.path());
     without_model(&mut cmd, dir.path());
+    allow_site(&mut cmd, &site);
     cmd.args([
         "docs",
         "add",
@@ -1016,8 +1038,9 @@ fn add_url_reads_the_pages_the_sitemap_lists() {
         ],
     );
     let dir = tempfile::tempdir().unwrap();
-    let added = json_out(
+    let added = crawl_out(
         dir.path(),
+        &site,
         &[
             "docs",
             "add",

@@ -508,8 +508,14 @@ async fn the_extension_pairs_saves_searches_and_asks() {
 
     let artifacts = Path::new(env!("CARGO_TARGET_TMPDIR")).join("test-artifacts");
     std::fs::create_dir_all(&artifacts).unwrap();
+    // Started in its data dir, the viewer has no project workspace: a relative path goes to its
+    // artifacts folder.
     let keep = |file: &str| {
-        std::fs::copy(viewer_dir.path().join(file), artifacts.join(file)).unwrap();
+        std::fs::copy(
+            viewer_dir.path().join("artifacts").join(file),
+            artifacts.join(file),
+        )
+        .unwrap();
     };
     step(
         "emulate",

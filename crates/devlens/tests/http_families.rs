@@ -123,8 +123,12 @@ fn widget_docs(root: &Path) -> std::path::PathBuf {
 #[tokio::test]
 async fn library_docs_over_rest() {
     let dir = tempfile::tempdir().unwrap();
-    let docs = widget_docs(dir.path());
-    let server = http::start(http::command(dir.path())).await;
+    // Over HTTP, docs are added from the server's workspace (a folder beside its data dir).
+    let workspace = tempfile::tempdir().unwrap();
+    let docs = widget_docs(workspace.path());
+    let mut cmd = http::command(dir.path());
+    cmd.env("DEVLENS_WORKSPACE", workspace.path());
+    let server = http::start(cmd).await;
     let api = format!("{}/api/docs", server.base);
     let web = Client::new();
 
@@ -174,7 +178,7 @@ async fn library_docs_over_rest() {
     let no_folder = error(
         web.post(format!("{api}/libraries")).json(&json!({
             "id": "/acme/other",
-            "path": dir.path().join("missing"),
+            "path": workspace.path().join("missing"),
         })),
         StatusCode::BAD_REQUEST,
     )
@@ -188,7 +192,9 @@ async fn library_docs_over_rest() {
 #[tokio::test]
 async fn workspace_files_over_rest() {
     let dir = tempfile::tempdir().unwrap();
-    let root = dir.path().join("app");
+    // The project's folder lies beside the data dir: a workspace may not hold it.
+    let projects = tempfile::tempdir().unwrap();
+    let root = projects.path().join("app");
     std::fs::create_dir_all(root.join("src")).unwrap();
     std::fs::write(
         root.join("src/App.jsx"),
@@ -248,7 +254,7 @@ async fn workspace_files_over_rest() {
     )
     .await;
     assert!(outside.contains("was refused"), "{outside}");
-    assert!(!dir.path().join("escape.txt").exists());
+    assert!(!projects.path().join("escape.txt").exists());
     let missing = error(
         web.get(format!("{api}/file?path=src/Nope.jsx")),
         StatusCode::NOT_FOUND,
@@ -295,7 +301,8 @@ async fn browser_and_debugger_over_rest() {
     )
     .await;
     let dir = tempfile::tempdir().unwrap();
-    let root = dir.path().join("app");
+    let projects = tempfile::tempdir().unwrap();
+    let root = projects.path().join("app");
     std::fs::create_dir_all(&root).unwrap();
     let mut cmd = http::command(dir.path());
     cmd.env("DEVLENS_WORKSPACE", &root);
@@ -348,7 +355,7 @@ async fn browser_and_debugger_over_rest() {
     .await;
     assert_eq!(value["value"], "36", "{value}");
 
-    // A screenshot goes into the workspace (or the data dir), never elsewhere.
+    // A screenshot goes into the workspace (or the artifacts folder), never elsewhere.
     let elsewhere = tempfile::tempdir().unwrap();
     let shot = ok(post(
         format!("{browser}/screenshot"),

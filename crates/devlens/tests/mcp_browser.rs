@@ -450,7 +450,8 @@ static RUNTIME: LazyLock<tokio::runtime::Runtime> = LazyLock::new(|| {
 struct Shared {
     client: Client,
     fx: Fixtures,
-    dir: tempfile::TempDir,
+    _dir: tempfile::TempDir,
+    workspace: tempfile::TempDir,
     turn: Mutex<()>,
 }
 
@@ -475,7 +476,13 @@ where
             .get_or_init(|| async {
                 let fx = fixtures().await;
                 let dir = tempfile::tempdir().expect("temp dir");
-                let client = serve(dir.path()).await;
+                // The project's folder, beside the data dir: where the tools save files.
+                let workspace = tempfile::tempdir().expect("temp dir");
+                let client = mcp::start(
+                    dir.path(),
+                    &["--workspace", &workspace.path().display().to_string()],
+                )
+                .await;
                 let on = On {
                     client: &client,
                     conn: None,
@@ -488,7 +495,8 @@ where
                 Shared {
                     client,
                     fx,
-                    dir,
+                    _dir: dir,
+                    workspace,
                     turn: Mutex::new(()),
                 }
             })
@@ -498,7 +506,7 @@ where
             client: &shared.client,
             conn: Some(MAIN),
         };
-        body(on, &shared.fx, shared.dir.path()).await;
+        body(on, &shared.fx, shared.workspace.path()).await;
     });
 }
 

@@ -20,12 +20,18 @@ async fn the_api_page_adds_indexes_and_searches() {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
+    // The project's folder, beside the data dir: over HTTP a spec file must lie in it.
+    let workspace = tempfile::tempdir().unwrap();
     let mut server = common::devlens_process(dir.path());
-    server.env("DEVLENS_MODEL_DIR", &model);
+    server
+        .env("DEVLENS_MODEL_DIR", &model)
+        .env("DEVLENS_WORKSPACE", workspace.path())
+        // The unreachable spec URL below is on this machine: allowed, so the fetch is tried.
+        .env("DEVLENS_NETWORK_ALLOW", "127.0.0.1:9");
     let (_server, base) = common::serve_http(server).await;
     let http = reqwest::Client::new();
     // The project's spec is a copy, so the test can change it and see the index go stale.
-    let spec_file = dir.path().join("petstore.json");
+    let spec_file = workspace.path().join("petstore.json");
     std::fs::copy(common::petstore(), &spec_file).unwrap();
 
     let viewer_dir = tempfile::tempdir().unwrap();
@@ -214,7 +220,7 @@ async fn the_api_page_adds_indexes_and_searches() {
     // Projects over REST: make active, remove.
     let added = http
         .post(format!("{base}/api/projects"))
-        .json(&json!({"name": "pets2", "spec": common::petstore()}))
+        .json(&json!({"name": "pets2", "spec": spec_file}))
         .send()
         .await
         .unwrap();

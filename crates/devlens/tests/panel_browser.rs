@@ -62,8 +62,14 @@ async fn the_browser_page_shows_the_agents_browser_live_and_the_status_page_the_
     let fixture = fixture_server().await;
     let dir = tempfile::tempdir().unwrap();
     common::add_widgets_docs(dir.path());
+    // The project's folder, beside the data dir: over HTTP a spec file must lie in it.
+    let workspace = tempfile::tempdir().unwrap();
+    let spec = workspace.path().join("petstore.json");
+    std::fs::copy(common::petstore(), &spec).unwrap();
     let mut server = common::devlens_process(dir.path());
-    server.env("DEVLENS_MODEL_DIR", &model);
+    server
+        .env("DEVLENS_MODEL_DIR", &model)
+        .env("DEVLENS_WORKSPACE", workspace.path());
     let (_server, base) = common::serve_http(server).await;
     let http = reqwest::Client::new();
     let post = |path: &str, body: Value| {
@@ -209,7 +215,7 @@ async fn the_browser_page_shows_the_agents_browser_live_and_the_status_page_the_
     // The Status page: the model and its engine, each index's size, the metrics.
     let project = http
         .post(format!("{base}/api/projects"))
-        .json(&json!({"name": "pets", "spec": common::petstore()}))
+        .json(&json!({"name": "pets", "spec": spec}))
         .send()
         .await
         .unwrap();

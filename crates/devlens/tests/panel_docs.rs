@@ -63,11 +63,17 @@ async fn the_docs_page_adds_asks_and_removes_library_docs() {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
-    let docs_folder = dir.path().join("widgets-docs");
+    // Over HTTP, docs folders come from the server's workspace (a folder beside its data dir).
+    let workspace = tempfile::tempdir().unwrap();
+    let docs_folder = workspace.path().join("widgets-docs");
     write_widgets_docs(&docs_folder);
-    let missing_folder = dir.path().join("no-such-folder");
+    let missing_folder = workspace.path().join("no-such-folder");
     let mut server = common::devlens_process(dir.path());
-    server.env("DEVLENS_MODEL_DIR", &model);
+    server
+        .env("DEVLENS_MODEL_DIR", &model)
+        .env("DEVLENS_WORKSPACE", workspace.path());
+    // The unreachable site below is on this machine: allowed, so the crawl tries it.
+    server.env("DEVLENS_NETWORK_ALLOW", "127.0.0.1:9");
     let (_server, base) = common::serve_http(server).await;
     let client = reqwest::Client::new();
 

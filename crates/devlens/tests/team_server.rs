@@ -52,7 +52,11 @@ async fn two_servers_on_one_database_serve_each_others_writes() {
         common::data_dir_with_petstore(),
         common::data_dir_with_petstore(),
     );
-    let a = http::start(on_database(dir_a.path(), &url, &model)).await;
+    // A's project folder, beside its data dir: over HTTP, docs are added from there.
+    let workspace_a = tempfile::tempdir().unwrap();
+    let mut serve_a = on_database(dir_a.path(), &url, &model);
+    serve_a.env("DEVLENS_WORKSPACE", workspace_a.path());
+    let a = http::start(serve_a).await;
     let b = http::start(on_database(dir_b.path(), &url, &model)).await;
     let client = reqwest::Client::new();
 
@@ -97,7 +101,7 @@ async fn two_servers_on_one_database_serve_each_others_writes() {
 
     // Library docs: added on A, answering on B.
     let docs = widgets_docs(
-        dir_a.path(),
+        workspace_a.path(),
         "# Widgets\n\n## Refresh\n\nWidgets refresh every second.\n",
     );
     ok(client

@@ -129,7 +129,13 @@ pub async fn audit_panel_page(viewer: &Peer<RoleClient>, viewer_dir: &Path, page
             serde_json::json!({"path": file, "fullPage": true}),
         )
         .await;
-        std::fs::copy(viewer_dir.join(&file), artifacts.join(&file)).unwrap();
+        // Started in its data dir, the viewer has no project workspace: a relative path goes
+        // to its artifacts folder.
+        std::fs::copy(
+            viewer_dir.join("artifacts").join(&file),
+            artifacts.join(&file),
+        )
+        .unwrap();
     }
     ok(
         viewer,
