@@ -609,7 +609,8 @@ impl DevlensServer {
             .iter()
             .find(|tool| tool.name == name)
             .is_some_and(read_token_may_call)
-            || visibility::META_TOOLS.contains(&name);
+            || visibility::META_TOOLS.contains(&name)
+            || DRY_RUN_FOR_READ_TOKENS.contains(&name);
         (!allowed).then(|| {
             reply::failure(format!(
                 "{name} changes state, and the token this client connected with may only read \
@@ -631,10 +632,16 @@ fn token_scope(context: &RequestContext<RoleServer>) -> Option<Scope> {
         .copied()
 }
 
-/// Whether a read-only token may call `tool`: the tools annotated read-only, and hide_tools /
-/// show_tools (which change this session's list alone).
+/// Tools a read token may call as a dry run only: they show the request and send nothing
+/// (`call_endpoint` with a read token).
+const DRY_RUN_FOR_READ_TOKENS: &[&str] = &["call_endpoint"];
+
+/// Whether a read-only token may call `tool`: the tools annotated read-only, hide_tools /
+/// show_tools (which change this session's list alone) and the dry runs of
+/// [`DRY_RUN_FOR_READ_TOKENS`].
 fn read_token_may_call(tool: &Tool) -> bool {
     visibility::META_TOOLS.contains(&tool.name.as_ref())
+        || DRY_RUN_FOR_READ_TOKENS.contains(&tool.name.as_ref())
         || tool
             .annotations
             .as_ref()

@@ -162,6 +162,36 @@ async fn a_read_token_gets_the_dry_run_only() {
     );
     assert!(answer["curl"].is_string(), "the request is still shown");
     assert!(at_backend.lock().unwrap().is_empty(), "nothing was sent");
+
+    // The same over MCP: the tool is listed for a read token, answers with the dry run, and
+    // refuses `execute: true`.
+    use rmcp::ServiceExt as _;
+    use rmcp::transport::StreamableHttpClientTransport;
+    use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+    let config = StreamableHttpClientTransportConfig::with_uri(format!("{}/mcp", server.base))
+        .auth_header(read.clone());
+    let client = ().serve(StreamableHttpClientTransport::from_config(config)).await.unwrap();
+    let tools = client.list_all_tools().await.unwrap();
+    assert!(tools.iter().any(|t| t.name == "call_endpoint"));
+    let dry = common::mcp::ok(
+        &client,
+        "call_endpoint",
+        json!({ "project": "shop", "operationId": "listPets" }),
+    )
+    .await;
+    assert_eq!(dry.data["executed"], false, "{}", dry.text);
+    assert!(dry.text.contains("may only read"), "{}", dry.text);
+    let refused = common::mcp::err(
+        &client,
+        "call_endpoint",
+        json!({ "project": "shop", "operationId": "listPets", "execute": true }),
+    )
+    .await;
+    assert!(refused.contains("may only read"), "{refused}");
+    assert!(
+        at_backend.lock().unwrap().is_empty(),
+        "nothing was sent over MCP either"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
