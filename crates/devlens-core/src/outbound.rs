@@ -706,6 +706,26 @@ pub async fn read_body_capped(
     Ok(body)
 }
 
+/// The first `limit` bytes of a response's body (all of it when shorter), read as they arrive:
+/// the rest is never downloaded. For files read only in part (robots.txt).
+pub async fn read_body_prefix(
+    mut response: reqwest::Response,
+    limit: usize,
+) -> Result<Vec<u8>, String> {
+    let mut body = Vec::new();
+    while body.len() < limit {
+        match response.chunk().await {
+            Ok(Some(chunk)) => {
+                let room = limit - body.len();
+                body.extend_from_slice(&chunk[..chunk.len().min(room)]);
+            }
+            Ok(None) => break,
+            Err(e) => return Err(explain(&e)),
+        }
+    }
+    Ok(body)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

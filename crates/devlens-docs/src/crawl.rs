@@ -328,28 +328,11 @@ async fn fetch_robots(client: &GuardedClient, start: &Url) -> Result<Robots, Doc
     if !status.is_success() {
         return Err(failed(format!("HTTP {status}")));
     }
-    let bytes = read_prefix(response, robots::MAX_BYTES)
+    let bytes = outbound::read_body_prefix(response, robots::MAX_BYTES)
         .await
         .map_err(failed)?;
     let text = String::from_utf8_lossy(&bytes);
     Ok(Robots::parse(&text))
-}
-
-/// The first `limit` bytes of a response's body (all of it when shorter), read as they arrive:
-/// the rest is never downloaded.
-async fn read_prefix(mut response: reqwest::Response, limit: usize) -> Result<Vec<u8>, String> {
-    let mut body = Vec::new();
-    while body.len() < limit {
-        match response.chunk().await {
-            Ok(Some(chunk)) => {
-                let room = limit - body.len();
-                body.extend_from_slice(&chunk[..chunk.len().min(room)]);
-            }
-            Ok(None) => break,
-            Err(e) => return Err(outbound::explain(&e)),
-        }
-    }
-    Ok(body)
 }
 
 /// The page URLs the site's sitemaps list: those robots.txt names, else `/sitemap.xml` (quietly
