@@ -211,6 +211,14 @@ fn origin_of(url: &str) -> Option<String> {
 
 /// Checks the arguments against the operation, builds the request, and sends it when asked.
 pub async fn call_endpoint(app: &App, request: CallEndpoint) -> Result<CallOutcome, AppError> {
+    if request.dry_run_only && request.execute == Some(true) {
+        return Err(AppError::new(
+            devlens_core::ErrorKind::Forbidden,
+            "`execute: true` sends the request to the API for real, and this token may only \
+             read: leave `execute` out for a dry run (nothing is sent for a read token), or use \
+             a write token (`devlens token create --scope write` on the server).",
+        ));
+    }
     let endpoint = request.endpoint.clone().ok_or_else(|| {
         AppError::invalid(
             "name the endpoint: `operationId`, or `method` and `path` (find it with search_api_documentation or `devlens api search`)",

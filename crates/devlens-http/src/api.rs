@@ -13,7 +13,7 @@ use serde::Deserialize;
 use serde_json::json;
 
 use devlens_app::{
-    App, ErrorKind,
+    App,
     api::{SearchInput, confined_spec_selector, endpoint_ref, search_request, spec_selector},
     browser::ConnectionArgs,
     contract::{self, CallEndpoint, CheckTraffic, TrafficSource},
@@ -394,14 +394,6 @@ async fn call(
     Body(body): Body<CallBody>,
 ) -> Result<Response, Failure> {
     let read_only = scope.is_some_and(|Extension(scope)| scope == Scope::Read);
-    if body.execute == Some(true) && read_only {
-        return Err(Failure::new(
-            ErrorKind::Forbidden,
-            "`execute: true` sends the request to the API for real, and this token may only \
-             read: leave `execute` out for a dry run (nothing is sent for a read token), or use \
-             a write token (`devlens token create --scope write` on the server).",
-        ));
-    }
     let endpoint = endpoint_ref(body.operation_id, body.method, body.path)?;
     let request = CallEndpoint {
         selector: body.target.selector(&app)?,
@@ -412,7 +404,8 @@ async fn call(
         content_type: body.content_type,
         base_url: body.base_url,
         execute: body.execute,
-        // A read token sees the request it would send, and nothing is sent.
+        // A read token sees the request it would send, and nothing is sent (`execute: true` is
+        // refused).
         dry_run_only: read_only,
     };
     let outcome = contract::call_endpoint(&app, request).await?;

