@@ -1,0 +1,10 @@
+//! The embedding integration tests, as one test binary: each file here is a module of it. Linking a
+//! test binary is most of its build time on two cores, so a crate has one (docs/development.md).
+
+#![allow(clippy::unwrap_used)] // test code: a panic is a failed assertion
+
+mod common;
+mod local_model;
+mod mpnet_model;
+mod onnx_engine;
+mod remote_providers;

@@ -1,0 +1,13 @@
+//! The knowledge-base integration tests, as one test binary: each file here is a module of it.
+//! Linking a test binary is most of its build time on two cores, so a crate has one
+//! (docs/development.md).
+
+#![allow(clippy::unwrap_used)] // test code: a panic is a failed assertion
+
+mod answers;
+mod behaviour;
+mod common;
+mod golden;
+#[path = "../../../devlens-search/tests/support/postgres.rs"]
+mod postgres;
+mod postgres_store;

@@ -1,0 +1,253 @@
+//! The knowledge base on a team server's PostgreSQL (pgvector): it behaves as the embedded
+//! store does — the same exports, the same semantic answers — and two servers on one database
+//! see each other's writes at once. Against a real PostgreSQL this test starts.
+
+use crate::common;
+use crate::postgres;
+
+use std::sync::Arc;
+
+use devlens_core::Config;
+use devlens_embed::{Embedder, LazyEmbedder};
+use devlens_kb::{
+    KbError, KnowledgeBase, NewSolution, PostgresStore, SearchMode, SearchOptions, SolutionPatch,
+};
+use devlens_search::postgres::ServerDatabase;
+
+fn kb_on(url: &str, embedder: Result<Arc<dyn Embedder>, String>) -> KnowledgeBase {
+    let dir = tempfile::tempdir().unwrap();
+    let config = Config::with_data_dir(dir.path());
+    let store = Arc::new(PostgresStore::new(ServerDatabase::open(url)));
+    KnowledgeBase::with_store(store, &config, Arc::new(LazyEmbedder::ready(embedder)))
+}
+
+fn new(title: &str, text: &str, tags: &[&str]) -> NewSolution {
+    NewSolution {
+        title: title.into(),
+        url: None,
+        text: text.into(),
+        summary: None,
+        tags: tags.iter().map(|t| t.to_string()).collect(),
+    }
+}
+
+fn mode(mode: SearchMode) -> SearchOptions {
+    SearchOptions {
+        mode: Some(mode),
+        ..Default::default()
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_golden_base_answers_on_postgres_as_it_does_embedded() {
+    let Some(pg) = postgres::TestPostgres::start() else {
+        return;
+    };
+    let Some(model) = common::test_model() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let embedded = common::kb_in(&dir, Ok(Arc::clone(&model)));
+    let server = kb_on(&pg.database(), Ok(Arc::clone(&model)));
+    let golden = common::golden_solutions();
+    for kb in [&embedded, &server] {
+        let report = kb.import_json(&golden, "solutions.json").unwrap();
+        assert_eq!(report.counts.created, 60);
+        kb.reembed(&|_, _| {}).await.unwrap();
+    }
+    // Nothing lost or altered: the exports are the same bytes.
+    assert_eq!(
+        server.export_json().unwrap(),
+        embedded.export_json().unwrap()
+    );
+
+    // The same vectors, so the same semantic answers, scores included.
+    let queries = common::golden_queries();
+    let mut keyword_agree = 0;
+    let mut asked = 0;
+    for line in queries
+        .lines()
+        .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
+    {
+        let query = line.split('\t').next().unwrap();
+        asked += 1;
+        let a = embedded
+            .search(query, &mode(SearchMode::Semantic))
+            .await
+            .unwrap();
+        let b = server
+            .search(query, &mode(SearchMode::Semantic))
+            .await
+            .unwrap();
+        let ids = |r: &devlens_kb::SearchResults| {
+            r.results
+                .iter()
+                .map(|x| (x.id.clone(), x.similarity.map(|s| (s * 1e4).round() as i64)))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(ids(&a), ids(&b), "{query}");
+        // Keywords rank by PostgreSQL full text rather than BM25: the same best answer mostly.
+        let a = embedded
+            .search(query, &mode(SearchMode::Keyword))
+            .await
+            .unwrap();
+        let b = server
+            .search(query, &mode(SearchMode::Keyword))
+            .await
+            .unwrap();
+        if a.results.first().map(|r| &r.id) == b.results.first().map(|r| &r.id) {
+            keyword_agree += 1;
+        }
+    }
+    assert!(asked >= 20, "{asked}");
+    assert!(
+        keyword_agree * 10 >= asked * 6,
+        "keyword top-1 agreed on {keyword_agree} of {asked}"
+    );
+    let hybrid = server
+        .search(
+            "grid column grows with a long word",
+            &mode(SearchMode::Hybrid),
+        )
+        .await
+        .unwrap();
+    assert_eq!(hybrid.mode, SearchMode::Hybrid);
+    assert!(!hybrid.results.is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_servers_on_one_database_see_each_others_writes_at_once() {
+    let Some(pg) = postgres::TestPostgres::start() else {
+        return;
+    };
+    let Some(model) = common::test_model() else {
+        return;
+    };
+    let url = pg.database();
+    let a = Arc::new(kb_on(&url, Ok(Arc::clone(&model))));
+    let b = Arc::new(kb_on(&url, Ok(Arc::clone(&model))));
+
+    // Both have searched (and cached their vectors) before anything is saved.
+    for kb in [&a, &b] {
+        let empty = kb
+            .search("anything", &SearchOptions::default())
+            .await
+            .unwrap();
+        assert!(empty.results.is_empty());
+    }
+    let saved = a
+        .add(new(
+            "CSS grid items overflow their track",
+            "Grid items default to min-width: auto, so long words push the track wider. Set \
+             min-width: 0 on the item or use minmax(0, 1fr) for the column.",
+            &["css"],
+        ))
+        .await
+        .unwrap()
+        .solution;
+    let found = b
+        .search(
+            "my grid column grows when a word is long",
+            &SearchOptions::default(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        found.results.first().map(|r| r.id.as_str()),
+        Some(saved.id.as_str())
+    );
+
+    // An edit on B is what A finds; a delete on A is gone on B.
+    b.update(
+        &saved.id,
+        SolutionPatch {
+            text: Some("Use `overflow-wrap: anywhere` on the grid item instead.".into()),
+            ..Default::default()
+        },
+    )
+    .await
+    .unwrap();
+    let found = a
+        .search("overflow-wrap anywhere", &mode(SearchMode::Keyword))
+        .await
+        .unwrap();
+    assert_eq!(
+        found.results.first().map(|r| r.id.as_str()),
+        Some(saved.id.as_str())
+    );
+    assert!(a.get(&saved.id).unwrap().text.contains("overflow-wrap"));
+    a.delete(&saved.id).unwrap();
+    assert!(matches!(
+        b.get(&saved.id),
+        Err(KbError::UnknownSolution { .. })
+    ));
+
+    // Saves from both at once: every one lands, each found by the other server.
+    let mut tasks = Vec::new();
+    for i in 0..20 {
+        for (side, kb) in [("a", &a), ("b", &b)] {
+            let kb = Arc::clone(kb);
+            tasks.push(tokio::spawn(async move {
+                kb.add(new(
+                    &format!("Note {side}{i}"),
+                    &format!("Parallel save number {i} from server {side}: tag zebra{side}{i}."),
+                    &[],
+                ))
+                .await
+                .map(|s| s.solution.id)
+            }));
+        }
+    }
+    for t in tasks {
+        t.await.unwrap().unwrap();
+    }
+    assert_eq!(a.list().unwrap().solutions.len(), 40);
+    assert_eq!(b.list().unwrap().solutions.len(), 40);
+    let status = b.status().await.unwrap();
+    assert_eq!((status.solutions, status.embedded), (40, 40), "{status:?}");
+    let found = a
+        .search("zebrab7", &mode(SearchMode::Keyword))
+        .await
+        .unwrap();
+    assert_eq!(found.results[0].title, "Note b7");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failed_import_changes_nothing() {
+    let Some(pg) = postgres::TestPostgres::start() else {
+        return;
+    };
+    let kb = kb_on(&pg.database(), Err("no model in this test".into()));
+    kb.import_json(&common::golden_solutions(), "solutions.json")
+        .unwrap();
+    let before = kb.export_json().unwrap();
+    // PostgreSQL refuses a NUL character in text: the whole import is refused, the base kept.
+    let bad = r#"{"version":1,"solutions":[
+      {"id":"new-1","title":"Fine","url":null,"text":"fine","summary":null,"tags":[],"createdAt":"2026-01-01T00:00:00Z","updatedAt":"2026-01-01T00:00:00Z"},
+      {"id":"new-2","title":"Bad","url":null,"text":"a\u0000b","summary":null,"tags":[],"createdAt":"2026-01-01T00:00:00Z","updatedAt":"2026-01-01T00:00:00Z"}]}"#;
+    let err = kb.import_json(bad, "bad.json").unwrap_err().to_string();
+    assert!(err.contains("Nothing was"), "{err}");
+    assert_eq!(kb.export_json().unwrap(), before);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unreachable_database_says_what_to_check_and_hides_the_password() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let kb = kb_on(
+        &format!("postgres://devlens:hunter2@127.0.0.1:{port}/devlens"),
+        Err("no model".into()),
+    );
+    let err = kb.add(new("t", "x", &[])).await.unwrap_err().to_string();
+    assert!(err.contains("Is PostgreSQL running"), "{err}");
+    assert!(err.contains("DEVLENS_DATABASE_URL"), "{err}");
+    assert!(!err.contains("hunter2"), "{err}");
+    let err = kb_on("postgres://x:y@host:port/db", Err("no model".into()))
+        .list()
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("not valid"), "{err}");
+}
