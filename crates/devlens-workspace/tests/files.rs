@@ -5,8 +5,9 @@
 
 use std::path::Path;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
-use devlens_workspace::{Edit, SearchQuery, Workspace, WorkspaceError};
+use devlens_workspace::{Edit, SearchQuery, Workspace, WorkspaceError, content_version};
 
 struct Fixture {
     dir: tempfile::TempDir,
@@ -180,35 +181,114 @@ fn edits_apply_once_or_change_nothing() {
 fn concurrent_writers_never_tear_a_file() {
     let f = Arc::new(Fixture::new(false));
     let big = |c: char| format!("{}\n", c.to_string().repeat(200_000));
+    let versions: Vec<String> = ['a', 'b', 'c', 'd']
+        .into_iter()
+        .map(|c| content_version(big(c).as_bytes()))
+        .collect();
+    let landed = AtomicUsize::new(0);
     std::thread::scope(|scope| {
         for c in ['a', 'b', 'c', 'd'] {
             let f = Arc::clone(&f);
             let content = big(c);
+            let landed = &landed;
             scope.spawn(move || {
                 for _ in 0..5 {
                     // A writer may find the file changed by another since it last wrote: that
-                    // refusal is the point; whatever lands is whole.
-                    let _ = f.ws.write_file("src/big.txt", &content);
+                    // refusal is the point, and the only way a write may fail; what lands is
+                    // whole.
+                    match f.ws.write_file("src/big.txt", &content) {
+                        Ok(change) => {
+                            assert_eq!(
+                                (change.path.as_str(), change.bytes),
+                                ("src/big.txt", 200_001)
+                            );
+                            landed.fetch_add(1, Ordering::Relaxed);
+                        }
+                        Err(err) => {
+                            assert!(matches!(err, WorkspaceError::Changed { .. }), "{err}");
+                        }
+                    }
                 }
             });
         }
         let f = Arc::clone(&f);
+        let versions = &versions;
         scope.spawn(move || {
             for _ in 0..50 {
+                // Read as a tool reads: before the first write lands the file does not exist;
+                // after, every read is one writer's whole content.
+                match f.ws.read_file("src/big.txt", None, None) {
+                    Ok(read) => {
+                        assert!(versions.contains(&read.version), "a torn file");
+                        assert_eq!(read.total_lines, 1);
+                    }
+                    Err(err) => {
+                        assert!(matches!(err, WorkspaceError::NotFound { .. }), "{err}");
+                    }
+                }
                 if let Ok(text) = std::fs::read_to_string(f.ws.root().join("src/big.txt")) {
-                    let first = text.chars().next().unwrap();
-                    assert!(text.trim_end().chars().all(|c| c == first), "a torn file");
-                    assert_eq!(text.len(), 200_001);
+                    assert!(
+                        versions.contains(&content_version(text.as_bytes())),
+                        "a torn file"
+                    );
                 }
             }
         });
     });
+    assert!(landed.into_inner() >= 1, "no write landed");
+    let last = f.ws.read_file("src/big.txt", None, None).unwrap();
+    assert!(versions.contains(&last.version), "the file ends whole");
     let leftovers: Vec<_> = std::fs::read_dir(f.ws.root().join("src"))
         .unwrap()
         .flatten()
         .filter(|e| e.file_name().to_string_lossy().contains(".tmp"))
         .collect();
     assert!(leftovers.is_empty(), "temporary files left behind");
+}
+
+#[test]
+fn reads_through_symlinks_out_of_the_workspace_are_refused() {
+    let f = Fixture::new(false);
+    let root = f.ws.root().to_path_buf();
+    let secret = f.outside().join("secret.txt");
+    std::fs::write(&secret, "TOKEN=outside-the-workspace\n").unwrap();
+    std::os::unix::fs::symlink(&secret, root.join("secret-link")).unwrap();
+    std::os::unix::fs::symlink(f.outside(), root.join("out-link")).unwrap();
+    std::fs::create_dir_all(root.join("nested")).unwrap();
+    std::os::unix::fs::symlink(f.dir.path(), root.join("nested/up")).unwrap();
+    std::os::unix::fs::symlink("../../outside/secret.txt", root.join("src/rel-link")).unwrap();
+    for path in [
+        "secret-link",
+        "out-link/secret.txt",
+        "nested/up/outside/secret.txt",
+        "src/rel-link",
+    ] {
+        let err = f.ws.read_file(path, None, None).unwrap_err();
+        assert!(
+            matches!(err, WorkspaceError::Refused { .. }),
+            "{path:?}: {err}"
+        );
+        assert!(!err.to_string().contains("TOKEN="), "{err}");
+    }
+    // Listing and searching do not follow the links out either.
+    let found =
+        f.ws.search_files(
+            None,
+            &SearchQuery {
+                pattern: "outside-the-workspace".into(),
+                literal: true,
+                max_matches: 50,
+                ..SearchQuery::default()
+            },
+        )
+        .unwrap();
+    assert_eq!(found.matches, 0, "{found:?}");
+    for dir in ["out-link", "nested/up"] {
+        assert!(
+            f.ws.list_files(Some(dir), &[], None, None).is_err(),
+            "{dir}"
+        );
+    }
 }
 
 #[test]
