@@ -1,8 +1,10 @@
-//! Timestamps for stored records (`builtAt`, `createdAt`): RFC 3339 in UTC, second precision.
-//! Hand-rolled civil-date conversion, because a date crate in the core for this alone would be
-//! compiled by everything.
+//! Timestamps for stored records (`builtAt`, `createdAt`): RFC 3339 in UTC, second precision,
+//! formatted by the `time` crate (already built for tantivy, with these features).
 
 use std::time::{SystemTime, UNIX_EPOCH};
+
+use time::OffsetDateTime;
+use time::format_description::well_known::Rfc3339;
 
 /// Now, as `2026-11-22T18:00:12Z`.
 pub fn now_rfc3339() -> String {
@@ -13,31 +15,14 @@ pub fn now_rfc3339() -> String {
     rfc3339(secs)
 }
 
-/// Seconds since the Unix epoch as an RFC 3339 UTC timestamp.
+/// Seconds since the Unix epoch as an RFC 3339 UTC timestamp. (Past year 9999, which `time`
+/// cannot format, the epoch is written: no record gets such a date from a clock.)
 pub fn rfc3339(unix_secs: u64) -> String {
-    let days = (unix_secs / 86_400) as i64;
-    let rem = unix_secs % 86_400;
-    let (y, m, d) = civil_from_days(days);
-    format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60
-    )
-}
-
-/// Howard Hinnant's `civil_from_days`: days since 1970-01-01 to (year, month, day).
-fn civil_from_days(z: i64) -> (i64, u32, u32) {
-    let z = z + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let y = yoe + era * 400;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    (if m <= 2 { y + 1 } else { y }, m, d)
+    i64::try_from(unix_secs)
+        .ok()
+        .and_then(|secs| OffsetDateTime::from_unix_timestamp(secs).ok())
+        .and_then(|at| at.format(&Rfc3339).ok())
+        .unwrap_or_else(|| "1970-01-01T00:00:00Z".to_string())
 }
 
 #[cfg(test)]

@@ -1,36 +1,38 @@
-//! Percent-encoding (RFC 3986) for the few places devlens builds or reads URLs by hand: resource
-//! URIs, credentials in a Redis URL.
+//! Percent-encoding (RFC 3986, with the `percent-encoding` crate) for the few places devlens
+//! builds or reads URLs by hand: resource URIs, credentials in a Redis URL.
 
-/// Percent-encodes everything but the unreserved characters (`A–Z a–z 0–9 - . _ ~`): what RFC
-/// 6570 simple expansion does to a variable, so the result is one path segment.
+use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, percent_decode_str, utf8_percent_encode};
+
+/// Everything but RFC 3986's unreserved characters (`A–Z a–z 0–9 - . _ ~`).
+const NOT_UNRESERVED: &AsciiSet = &NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'.')
+    .remove(b'_')
+    .remove(b'~');
+
+/// Percent-encodes everything but the unreserved characters: what RFC 6570 simple expansion does
+/// to a variable, so the result is one path segment.
 pub fn encode(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for byte in text.bytes() {
-        if byte.is_ascii_alphanumeric() || matches!(byte, b'-' | b'.' | b'_' | b'~') {
-            out.push(byte as char);
-        } else {
-            out.push_str(&format!("%{byte:02X}"));
-        }
-    }
-    out
+    utf8_percent_encode(text, NOT_UNRESERVED).to_string()
 }
 
-/// Undoes percent-encoding; `None` for a malformed escape or bytes that are not UTF-8.
+/// Undoes percent-encoding; `None` for a malformed escape or bytes that are not UTF-8. (The
+/// crate's decoder keeps a malformed `%` as it is; a resource URI or a Redis password with one
+/// is refused here instead of read as something else.)
 pub fn decode(text: &str) -> Option<String> {
     let bytes = text.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%' {
-            let hex = std::str::from_utf8(bytes.get(i + 1..i + 3)?).ok()?;
-            out.push(u8::from_str_radix(hex, 16).ok()?);
-            i += 3;
-        } else {
-            out.push(bytes[i]);
-            i += 1;
-        }
+    let well_formed = text.match_indices('%').all(|(i, _)| {
+        bytes
+            .get(i + 1..i + 3)
+            .is_some_and(|hex| hex.iter().all(u8::is_ascii_hexdigit))
+    });
+    if !well_formed {
+        return None;
     }
-    String::from_utf8(out).ok()
+    percent_decode_str(text)
+        .decode_utf8()
+        .ok()
+        .map(|s| s.into_owned())
 }
 
 #[cfg(test)]

@@ -2,12 +2,12 @@
 //!
 //! Agents ask the same question again and again (and a remote query costs a round trip and
 //! money), so `embed_query` results are kept; documents are embedded once per index build and go
-//! straight through. The cache is a `HashMap` with a use counter: eviction scans for the oldest
-//! entry, which at ~1,000 entries costs microseconds next to any embedding — not worth a
-//! dependency.
+//! straight through. The cache is the `lru` crate's (the docs answer cache uses it too).
 
-use std::collections::HashMap;
+use std::num::NonZeroUsize;
 use std::sync::{Arc, Mutex};
+
+use lru::LruCache;
 
 use crate::{BoxFuture, EmbedError, Embedder, Progress, Provider};
 
@@ -19,14 +19,13 @@ type Key = (Provider, String, usize, String);
 #[derive(Debug)]
 pub struct CachedEmbedder {
     inner: Arc<dyn Embedder>,
-    capacity: usize,
-    entries: Mutex<Lru>,
+    entries: Mutex<Entries>,
 }
 
-#[derive(Debug, Default)]
-struct Lru {
-    map: HashMap<Key, (Arc<[f32]>, u64)>,
-    clock: u64,
+#[derive(Debug)]
+struct Entries {
+    /// `None` for a capacity of 0: nothing is kept.
+    lru: Option<LruCache<Key, Arc<[f32]>>>,
     hits: u64,
     misses: u64,
 }
@@ -41,8 +40,11 @@ impl CachedEmbedder {
     pub fn with_capacity(inner: Arc<dyn Embedder>, capacity: usize) -> Self {
         Self {
             inner,
-            capacity,
-            entries: Mutex::new(Lru::default()),
+            entries: Mutex::new(Entries {
+                lru: NonZeroUsize::new(capacity).map(LruCache::new),
+                hits: 0,
+                misses: 0,
+            }),
         }
     }
 
@@ -53,7 +55,7 @@ impl CachedEmbedder {
 
     /// Cached queries right now.
     pub fn len(&self) -> usize {
-        self.lock().map.len()
+        self.lock().lru.as_ref().map_or(0, LruCache::len)
     }
 
     pub fn is_empty(&self) -> bool {
@@ -62,11 +64,11 @@ impl CachedEmbedder {
 
     /// `(hits, misses)` since creation, for status output and tests.
     pub fn stats(&self) -> (u64, u64) {
-        let lru = self.lock();
-        (lru.hits, lru.misses)
+        let entries = self.lock();
+        (entries.hits, entries.misses)
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, Lru> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Entries> {
         // A panic while holding the lock cannot leave the map inconsistent: keep using it.
         self.entries.lock().unwrap_or_else(|e| e.into_inner())
     }
@@ -81,13 +83,10 @@ impl CachedEmbedder {
     }
 }
 
-impl Lru {
+impl Entries {
     fn get(&mut self, key: &Key) -> Option<Arc<[f32]>> {
-        self.clock += 1;
-        let clock = self.clock;
-        match self.map.get_mut(key) {
-            Some((vector, used)) => {
-                *used = clock;
+        match self.lru.as_mut().and_then(|lru| lru.get(key)) {
+            Some(vector) => {
                 self.hits += 1;
                 Some(vector.clone())
             }
@@ -98,22 +97,10 @@ impl Lru {
         }
     }
 
-    fn insert(&mut self, key: Key, vector: Arc<[f32]>, capacity: usize) {
-        if capacity == 0 {
-            return;
+    fn insert(&mut self, key: Key, vector: Arc<[f32]>) {
+        if let Some(lru) = self.lru.as_mut() {
+            lru.put(key, vector);
         }
-        if !self.map.contains_key(&key) && self.map.len() >= capacity {
-            let oldest = self
-                .map
-                .iter()
-                .min_by_key(|(_, (_, used))| *used)
-                .map(|(k, _)| k.clone());
-            if let Some(oldest) = oldest {
-                self.map.remove(&oldest);
-            }
-        }
-        self.clock += 1;
-        self.map.insert(key, (vector, self.clock));
     }
 }
 
@@ -151,8 +138,7 @@ impl Embedder for CachedEmbedder {
             let vector = self.inner.embed_query(text).await?;
             // The size may only be known now (remote models learn it from the first answer).
             let key = (key.0, key.1, vector.len(), key.3);
-            self.lock()
-                .insert(key, Arc::from(vector.as_slice()), self.capacity);
+            self.lock().insert(key, Arc::from(vector.as_slice()));
             Ok(vector)
         })
     }

@@ -6,8 +6,8 @@
 
 use serde::Deserialize;
 
-use crate::remote::{Auth, RemoteClient, trim_base};
-use crate::{ApiKey, BoxFuture, EmbedError, Embedder, Progress, Provider, RemoteOptions};
+use crate::remote::{Auth, RemoteClient, TextRole, remote_embedder, trim_base};
+use crate::{ApiKey, EmbedError, Provider, RemoteOptions};
 
 pub const DEFAULT_GEMINI_MODEL: &str = "gemini-embedding-001";
 pub const DEFAULT_GEMINI_BASE_URL: &str = "https://generativelanguage.googleapis.com/v1beta";
@@ -44,18 +44,11 @@ pub struct Gemini {
     dimensions: Option<usize>,
 }
 
-#[derive(Clone, Copy)]
-enum TaskType {
-    Document,
-    Query,
-}
-
-impl TaskType {
-    fn as_str(self) -> &'static str {
-        match self {
-            Self::Document => "RETRIEVAL_DOCUMENT",
-            Self::Query => "RETRIEVAL_QUERY",
-        }
+/// Gemini's name for what the texts are for.
+fn task_type(role: TextRole) -> &'static str {
+    match role {
+        TextRole::Document => "RETRIEVAL_DOCUMENT",
+        TextRole::Query => "RETRIEVAL_QUERY",
     }
 }
 
@@ -104,7 +97,7 @@ impl Gemini {
         })
     }
 
-    async fn request(&self, texts: &[String], task: TaskType) -> Result<Vec<Vec<f32>>, EmbedError> {
+    async fn request(&self, texts: &[String], role: TextRole) -> Result<Vec<Vec<f32>>, EmbedError> {
         let model_ref = format!("models/{}", self.client.model);
         let requests: Vec<serde_json::Value> = texts
             .iter()
@@ -112,7 +105,7 @@ impl Gemini {
                 let mut request = serde_json::json!({
                     "model": model_ref,
                     "content": { "parts": [{ "text": text }] },
-                    "taskType": task.as_str(),
+                    "taskType": task_type(role),
                 });
                 if let Some(dims) = self.dimensions {
                     request["outputDimensionality"] = dims.into();
@@ -138,35 +131,4 @@ fn known_dims(model: &str) -> Option<usize> {
     }
 }
 
-impl Embedder for Gemini {
-    fn provider(&self) -> Provider {
-        Provider::Gemini
-    }
-
-    fn model(&self) -> &str {
-        &self.client.model
-    }
-
-    fn dims(&self) -> usize {
-        self.client.dims.get()
-    }
-
-    fn embed_documents<'a>(
-        &'a self,
-        texts: &'a [String],
-        progress: Progress<'a>,
-    ) -> BoxFuture<'a, Result<Vec<Vec<f32>>, EmbedError>> {
-        Box::pin(self.client.embed_in_batches(texts, progress, |chunk| {
-            Box::pin(self.request(chunk, TaskType::Document))
-        }))
-    }
-
-    fn embed_query<'a>(&'a self, text: &'a str) -> BoxFuture<'a, Result<Vec<f32>, EmbedError>> {
-        Box::pin(async move {
-            let texts = [text.to_owned()];
-            let vectors = self.request(&texts, TaskType::Query).await?;
-            let mut vectors = self.client.check_vectors(1, vectors)?;
-            Ok(vectors.remove(0))
-        })
-    }
-}
+remote_embedder!(Gemini);

@@ -3,8 +3,8 @@
 
 use serde::Deserialize;
 
-use crate::remote::{Auth, RemoteClient};
-use crate::{BoxFuture, EmbedError, Embedder, Progress, Provider, RemoteOptions};
+use crate::remote::{Auth, RemoteClient, TextRole, remote_embedder};
+use crate::{EmbedError, Provider, RemoteOptions};
 
 pub const DEFAULT_OLLAMA_MODEL: &str = "nomic-embed-text";
 pub const DEFAULT_OLLAMA_HOST: &str = "http://127.0.0.1:11434";
@@ -55,7 +55,11 @@ impl Ollama {
         Ok(Self { client, url })
     }
 
-    async fn request(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, EmbedError> {
+    async fn request(
+        &self,
+        texts: &[String],
+        _role: TextRole,
+    ) -> Result<Vec<Vec<f32>>, EmbedError> {
         let body = serde_json::json!({ "model": self.client.model, "input": texts });
         let hint = format!(
             "Pull the model with `ollama pull {}`, or check OLLAMA_HOST",
@@ -99,39 +103,7 @@ fn known_dims(model: &str) -> Option<usize> {
     }
 }
 
-impl Embedder for Ollama {
-    fn provider(&self) -> Provider {
-        Provider::Ollama
-    }
-
-    fn model(&self) -> &str {
-        &self.client.model
-    }
-
-    fn dims(&self) -> usize {
-        self.client.dims.get()
-    }
-
-    fn embed_documents<'a>(
-        &'a self,
-        texts: &'a [String],
-        progress: Progress<'a>,
-    ) -> BoxFuture<'a, Result<Vec<Vec<f32>>, EmbedError>> {
-        Box::pin(
-            self.client
-                .embed_in_batches(texts, progress, |chunk| Box::pin(self.request(chunk))),
-        )
-    }
-
-    fn embed_query<'a>(&'a self, text: &'a str) -> BoxFuture<'a, Result<Vec<f32>, EmbedError>> {
-        Box::pin(async move {
-            let texts = [text.to_owned()];
-            let vectors = self.request(&texts).await?;
-            let mut vectors = self.client.check_vectors(1, vectors)?;
-            Ok(vectors.remove(0))
-        })
-    }
-}
+remote_embedder!(Ollama);
 
 #[cfg(test)]
 mod tests {

@@ -3,8 +3,8 @@
 
 use serde::Deserialize;
 
-use crate::remote::{Auth, RemoteClient, trim_base};
-use crate::{ApiKey, BoxFuture, EmbedError, Embedder, Progress, Provider, RemoteOptions};
+use crate::remote::{Auth, RemoteClient, TextRole, remote_embedder, trim_base};
+use crate::{ApiKey, EmbedError, Provider, RemoteOptions};
 
 /// The model used when none is configured.
 pub const DEFAULT_OPENAI_MODEL: &str = "text-embedding-3-small";
@@ -85,7 +85,11 @@ impl OpenAi {
         })
     }
 
-    async fn request(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, EmbedError> {
+    async fn request(
+        &self,
+        texts: &[String],
+        _role: TextRole,
+    ) -> Result<Vec<Vec<f32>>, EmbedError> {
         let mut body = serde_json::json!({ "model": self.client.model, "input": texts });
         if let Some(dims) = self.dimensions {
             body["dimensions"] = dims.into();
@@ -125,36 +129,4 @@ fn known_dims(model: &str) -> Option<usize> {
     }
 }
 
-impl Embedder for OpenAi {
-    fn provider(&self) -> Provider {
-        Provider::OpenAi
-    }
-
-    fn model(&self) -> &str {
-        &self.client.model
-    }
-
-    fn dims(&self) -> usize {
-        self.client.dims.get()
-    }
-
-    fn embed_documents<'a>(
-        &'a self,
-        texts: &'a [String],
-        progress: Progress<'a>,
-    ) -> BoxFuture<'a, Result<Vec<Vec<f32>>, EmbedError>> {
-        Box::pin(
-            self.client
-                .embed_in_batches(texts, progress, |chunk| Box::pin(self.request(chunk))),
-        )
-    }
-
-    fn embed_query<'a>(&'a self, text: &'a str) -> BoxFuture<'a, Result<Vec<f32>, EmbedError>> {
-        Box::pin(async move {
-            let texts = [text.to_owned()];
-            let vectors = self.request(&texts).await?;
-            let mut vectors = self.client.check_vectors(1, vectors)?;
-            Ok(vectors.remove(0))
-        })
-    }
-}
+remote_embedder!(OpenAi);

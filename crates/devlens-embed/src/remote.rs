@@ -608,3 +608,56 @@ mod tests {
         assert!(!debug.contains("abcdef123456"), "{debug}");
     }
 }
+
+/// What the texts of one request are for: Gemini embeds documents and queries differently; the
+/// other providers embed both alike.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum TextRole {
+    Document,
+    Query,
+}
+
+/// The [`Embedder`](crate::Embedder) of a remote provider, the same for each: `$provider` has a
+/// `client: RemoteClient` field and `async fn request(&self, texts: &[String], role: TextRole)`
+/// that sends one batch; batching, pacing, the answer's checks and normalisation are the
+/// client's.
+macro_rules! remote_embedder {
+    ($provider:ty) => {
+        impl crate::Embedder for $provider {
+            fn provider(&self) -> crate::Provider {
+                self.client.provider
+            }
+
+            fn model(&self) -> &str {
+                &self.client.model
+            }
+
+            fn dims(&self) -> usize {
+                self.client.dims.get()
+            }
+
+            fn embed_documents<'a>(
+                &'a self,
+                texts: &'a [String],
+                progress: crate::Progress<'a>,
+            ) -> crate::BoxFuture<'a, Result<Vec<Vec<f32>>, crate::EmbedError>> {
+                Box::pin(self.client.embed_in_batches(texts, progress, |chunk| {
+                    Box::pin(self.request(chunk, crate::remote::TextRole::Document))
+                }))
+            }
+
+            fn embed_query<'a>(
+                &'a self,
+                text: &'a str,
+            ) -> crate::BoxFuture<'a, Result<Vec<f32>, crate::EmbedError>> {
+                Box::pin(async move {
+                    let texts = [text.to_owned()];
+                    let vectors = self.request(&texts, crate::remote::TextRole::Query).await?;
+                    let mut vectors = self.client.check_vectors(1, vectors)?;
+                    Ok(vectors.remove(0))
+                })
+            }
+        }
+    };
+}
+pub(crate) use remote_embedder;
