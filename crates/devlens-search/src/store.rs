@@ -15,6 +15,7 @@ use std::{
 use serde::{Serialize, de::DeserializeOwned};
 
 use crate::VectorIndex;
+use crate::crash::{self, crash_point};
 
 const CURRENT: &str = "CURRENT";
 
@@ -133,14 +134,17 @@ impl FileStore {
         let mut raw = (vectors.dims() as u64).to_le_bytes().to_vec();
         raw.extend(crate::vector::to_le_bytes(vectors.as_flat()));
         write("vectors.f32", &raw)?;
+        crash_point(crash::INDEX_VERSION_WRITTEN);
 
         // The switch: CURRENT is replaced by rename, which is atomic on one file system.
         let tmp = dir.join(format!(".{CURRENT}.{version}"));
         sync_dir(&version_dir);
         write_synced(&tmp, version.as_bytes()).map_err(io_err("write", &tmp))?;
+        crash_point(crash::INDEX_CURRENT_PENDING);
         let current = dir.join(CURRENT);
         std::fs::rename(&tmp, &current).map_err(io_err("replace", &current))?;
         sync_dir(&dir);
+        crash_point(crash::INDEX_SWITCHED);
         self.remove_old_versions(&dir, &version);
         Ok(())
     }

@@ -279,6 +279,7 @@ impl DocsStore for SqliteDocsStore {
                     .map_err(|e| self.store_err(e))?;
             }
         }
+        devlens_search::crash::crash_point(devlens_search::crash::DOCS_BEFORE_COMMIT);
         tx.commit().map_err(|e| self.store_err(e))?;
         Ok(generation)
     }

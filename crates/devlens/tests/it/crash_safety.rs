@@ -3,10 +3,13 @@
 //! still answers, nothing is torn (status commands succeed), and the same command run again
 //! completes.
 //!
-//! Each test watches the process's progress (its stderr lines, or the SQLite write-ahead log
-//! growing) and sends SIGKILL once the work is under way, so the kill lands mid-write however
+//! Most tests watch the process's progress (its stderr lines, or the SQLite write-ahead log
+//! growing) and send SIGKILL once the work is under way, so the kill lands mid-write however
 //! fast the machine is; no assertion depends on timing. A run that finishes before the kill is
-//! a failure of the test's input size, said as such.
+//! a failure of the test's input size, said as such. The write phases (the API index's version
+//! files and `CURRENT`, the docs store's transaction) are too short to aim a signal at, so two
+//! tests stop the process at named points inside them (`DEVLENS_CRASH_AT`, devlens-search's
+//! crash.rs): an abort, which leaves the files as a kill there would.
 
 use crate::common;
 
@@ -268,6 +271,116 @@ fn a_killed_api_index_build_leaves_the_old_index_answering() {
     );
 }
 
+/// Runs devlens with `DEVLENS_CRASH_AT=point`: the process must die at that point of its
+/// write, as a kill landing exactly there would (an abort: nothing flushed, nothing cleaned).
+fn run_stopped_at(data_dir: &Path, model: &Path, point: &str, args: &[&str]) {
+    use std::os::unix::process::ExitStatusExt as _;
+    let output = devlens(data_dir)
+        .env("DEVLENS_MODEL_DIR", model)
+        .env_remove("EMBEDDING_PROVIDER")
+        .env("DEVLENS_CRASH_AT", point)
+        .args(args)
+        .output()
+        .expect("run devlens");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(
+        output.status.signal(),
+        Some(6),
+        "devlens {args:?} should have stopped at {point} (SIGABRT): {:?}\n{stderr}",
+        output.status
+    );
+    assert!(
+        stderr.contains(&format!("DEVLENS_CRASH_AT={point}")),
+        "{stderr}"
+    );
+}
+
+fn live_version(index_dir: &Path) -> String {
+    std::fs::read_to_string(index_dir.join("CURRENT"))
+        .unwrap()
+        .trim()
+        .to_string()
+}
+
+#[test]
+fn an_api_index_build_stopped_inside_its_writes_leaves_one_whole_index() {
+    let Some(model) = model_dir() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path();
+    let spec = data.join("shop.json");
+    write_spec(&spec, 0);
+    std::fs::write(
+        data.join("projects.json"),
+        json!({ "projects": [{ "name": "shop", "swaggerUrl": spec.display().to_string() }] })
+            .to_string(),
+    )
+    .unwrap();
+    let index = ["api", "index", "--project", "shop"];
+    let status = ["api", "status", "--project", "shop", "--json"];
+    run_ok(data, &model, &index);
+    let index_dir = data.join("indexes/api/project-shop");
+    let old = live_version(&index_dir);
+    write_spec(&spec, 20);
+
+    // Stopped with the new version's files written but CURRENT not yet replaced (or replaced
+    // only as a temporary file): the old index is the one that answers, whole.
+    for point in ["index-version-written", "index-current-pending"] {
+        run_stopped_at(data, &model, point, &index);
+        assert_eq!(live_version(&index_dir), old, "{point}");
+        let now = run_json(data, &model, &status);
+        assert_eq!(now["vectorCount"], 4, "{point}: {now}");
+        assert_eq!(now["stale"], true, "{point}: {now}");
+        let found = run_json(
+            data,
+            &model,
+            &[
+                "api",
+                "search",
+                "--project",
+                "shop",
+                "--query",
+                "when is the vet open",
+                "--mode",
+                "semantic",
+                "--json",
+            ],
+        );
+        assert_eq!(
+            found["results"][0]["operationId"], "showVet",
+            "{point}: {found}"
+        );
+    }
+
+    // Stopped right after the switch: the new index answers; the old version is left over.
+    run_stopped_at(data, &model, "index-switched", &index);
+    assert_ne!(live_version(&index_dir), old);
+    let now = run_json(data, &model, &status);
+    assert_eq!(
+        (now["vectorCount"].as_u64(), now["stale"].as_bool()),
+        (Some(24), Some(false)),
+        "{now}"
+    );
+
+    // A build run to the end clears what the stopped ones left: CURRENT and one version.
+    run_ok(
+        data,
+        &model,
+        &["api", "index", "--project", "shop", "--force"],
+    );
+    let now = run_json(data, &model, &status);
+    assert_eq!(now["vectorCount"], 24, "{now}");
+    let left: Vec<String> = std::fs::read_dir(&index_dir)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(
+        left.len(),
+        2,
+        "CURRENT and one version, nothing else: {left:?}"
+    );
+}
+
 // --- docs -----------------------------------------------------------------------------------
 
 fn write_big_docs(folder: &Path, files: usize) {
@@ -360,6 +473,63 @@ fn a_killed_docs_ingest_leaves_the_old_version_answering() {
         data,
         &model,
         &["docs", "query", "/acme/widgets", "gearbox 123 crank ratio"],
+    );
+    assert!(answer.contains("gearbox"), "{answer}");
+    assert!(!answer.contains("zebrafish"), "{answer}");
+}
+
+fn as_args(args: &[String]) -> Vec<&str> {
+    args.iter().map(String::as_str).collect()
+}
+
+#[test]
+fn a_docs_ingest_stopped_before_its_commit_leaves_the_old_version_answering() {
+    let Some(model) = model_dir() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path();
+    let old = data.join("old-docs");
+    std::fs::create_dir(&old).unwrap();
+    std::fs::write(
+        old.join("index.md"),
+        "# Widgets\n\n## Refresh interval\n\nThe zebrafish dashboard polls the server every \
+         `refreshMs` milliseconds.\n",
+    )
+    .unwrap();
+    let add = |path: &Path| {
+        vec![
+            "docs".to_string(),
+            "add".into(),
+            "/acme/widgets".into(),
+            "--path".into(),
+            path.display().to_string(),
+        ]
+    };
+    run_ok(data, &model, &as_args(&add(&old)));
+    let before = run_json(data, &model, &["docs", "list", "--json"]);
+
+    // Every row of the new version is inserted; the transaction is never committed.
+    let big = data.join("big-docs");
+    write_big_docs(&big, 20);
+    run_stopped_at(data, &model, "docs-before-commit", &as_args(&add(&big)));
+    let after = run_json(data, &model, &["docs", "list", "--json"]);
+    assert_eq!(after, before, "the library is as it was");
+    let answer = run_ok(
+        data,
+        &model,
+        &[
+            "docs",
+            "query",
+            "/acme/widgets",
+            "how often does the dashboard poll",
+        ],
+    );
+    assert!(answer.contains("zebrafish"), "{answer}");
+
+    run_ok(data, &model, &as_args(&add(&big)));
+    let answer = run_ok(
+        data,
+        &model,
+        &["docs", "query", "/acme/widgets", "gearbox 13 crank ratio"],
     );
     assert!(answer.contains("gearbox"), "{answer}");
     assert!(!answer.contains("zebrafish"), "{answer}");
