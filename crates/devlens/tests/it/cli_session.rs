@@ -102,7 +102,7 @@ async fn a_session_lives_across_commands() {
         let stack = ok(d, b, &["debug", "stack"]);
         assert!(stack.contains("price"), "{stack}");
         let product = ok(d, b, &["debug", "eval", "qty * unit"]);
-        assert!(product.contains("30"), "{product}");
+        assert!(product.trim_end().ends_with("(number) 30"), "{product}");
         ok(d, b, &["debug", "resume"]);
         let out = ok(
             d,
@@ -113,7 +113,7 @@ async fn a_session_lives_across_commands() {
                 "document.getElementById('out').textContent",
             ],
         );
-        assert!(out.contains("36"), "{out}");
+        assert_eq!(out.trim(), "\"36\"", "{out}");
         let console = ok(d, b, &["browser", "console", "--json"]);
         let console: serde_json::Value = serde_json::from_str(&console).unwrap();
         assert!(console.to_string().contains("buying"), "{console}");

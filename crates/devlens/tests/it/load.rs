@@ -226,6 +226,6 @@ async fn two_sessions_driving_one_tab_take_turns_and_lose_nothing() {
         json!({"connectionId": "shared", "expression": "window.clicks"}),
     )
     .await;
-    assert!(total.text.contains("40"), "{}", total.text);
+    assert_eq!(total.text.trim(), "40", "{}", total.text);
     mcp::ok(a, "chrome_disconnect", json!({"connectionId": "shared"})).await;
 }
