@@ -56,22 +56,6 @@ fn harness() -> &'static Harness {
 
 /// The API family's arguments as the MCP tools name them (their structs are the MCP crate's
 /// own; the validation they feed is devlens-app's).
-#[derive(Debug, Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct ApiArgs {
-    project: Option<String>,
-    spec: Option<String>,
-    operation_id: Option<String>,
-    method: Option<String>,
-    path: Option<String>,
-    query: Option<String>,
-    tag: Option<String>,
-    limit: Option<i64>,
-    mode: Option<String>,
-    #[serde(default)]
-    details: bool,
-}
-
 fn parse<'a, T: Deserialize<'a>>(json: &'a [u8]) -> Option<T> {
     serde_json::from_slice(json).ok()
 }
@@ -86,19 +70,19 @@ fuzz_target!(|data: &[u8]| {
     h.runtime.block_on(async {
         match tool % 40 {
             0 => {
-                if let Some(a) = parse::<ApiArgs>(json) {
-                    let _ = api::spec_selector(a.project, a.spec);
-                    let _ = api::endpoint_ref(a.operation_id, a.method, a.path.clone());
-                    let _ = api::search_request(api::SearchInput {
-                        query: a.query,
-                        tag: a.tag,
-                        method: None,
-                        limit: a.limit,
-                        mode: a.mode,
-                        details: a.details,
-                    });
-                    if let Some(path) = a.path {
-                        let _ = EndpointRef::parse(&path);
+                // The API tools' own argument types, as the MCP server and REST API read them.
+                if let Some(a) = parse::<api::SearchArgs>(json) {
+                    let _ = a.request();
+                    let _ = a.target.selector();
+                    let _ = a
+                        .target
+                        .confined_selector(|| async { Ok(Arc::clone(ws)) }, true)
+                        .await;
+                }
+                if let Some(a) = parse::<api::EndpointArgs>(json) {
+                    let _ = a.endpoint();
+                    if let Some(path) = &a.path {
+                        let _ = EndpointRef::parse(path);
                     }
                 }
             }

@@ -22,14 +22,16 @@ use serde::Deserialize;
 
 use devlens_browser::{
     ActionOutcome, BodyOptions, ClickOptions, ColorScheme, ConnectOptions, ConnectionInfo,
-    ConnectionList, ConsoleLevel, ConsoleLogs, ConsoleQuery, CssInjection, CssRemoval,
-    Disconnected, ElementList, ElementQuery, ElementState, ElementTarget, EmulationRequest,
-    EmulationState, EvaluateOptions, Evaluation, ImageFormat, LaunchOptions, MouseButton,
-    Navigation, NavigationOutcome, NetworkPage, NetworkProfile, NetworkQuery, NewTab,
-    RequestDetails, Sandbox, Screenshot, ScreenshotRequest, ScreenshotScope, ScrollDirection,
-    ScrollRequest, Snapshot, SnapshotOptions, Tab, TabInfo, TabList, TabSelector, ViewportSize,
-    WaitCondition, WaitOutcome,
+    ConnectionList, ConsoleLevel, ConsoleLogs, ConsoleQuery, ElementList, ElementQuery,
+    ElementState, ElementTarget, EmulationRequest, EmulationState, EvaluateOptions, Evaluation,
+    ImageFormat, LaunchOptions, MouseButton, Navigation, NavigationOutcome, NetworkPage,
+    NetworkProfile, NetworkQuery, NewTab, RequestDetails, Sandbox, ScreenshotRequest,
+    ScreenshotScope, ScrollDirection, ScrollRequest, Snapshot, SnapshotOptions, Tab, TabInfo,
+    TabList, TabSelector, ViewportSize, WaitCondition, WaitOutcome,
 };
+
+/// The results the surfaces name in their tool definitions and replies.
+pub use devlens_browser::{CssInjection, CssRemoval, Disconnected, Screenshot};
 use devlens_workspace::{Access, Workspace};
 
 use crate::{App, AppError};

@@ -13,8 +13,11 @@
 //! `./devlens.toml` declares gets none. Every call passes the outbound guard, which lets it
 //! reach a private host only when that host is the project's (or `[network] allow` lists it).
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use schemars::JsonSchema;
+use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use devlens_browser::{BodyOptions, NetworkQuery};
@@ -22,15 +25,19 @@ use devlens_core::{Project, ProjectAuth};
 use devlens_openapi::{
     ApiSpec, EndpointRef,
     contract::{
-        call::{Auth, CallArgs, CallOutcome, CallTarget, KeyLocation, Secret, is_safe_method},
+        call::{Auth, CallArgs, CallTarget, KeyLocation, Secret, is_safe_method},
         har::read_har,
-        sample::CodeSample,
-        traffic::{Body, Exchange, TrafficOptions, TrafficReport},
+        traffic::{Body, Exchange, TrafficOptions},
     },
     explorer::SpecSelector,
 };
 use devlens_workspace::Access;
 
+pub use devlens_openapi::contract::{
+    call::CallOutcome, sample::CodeSample, traffic::TrafficReport,
+};
+
+use crate::api::{SpecArgs, endpoint_ref};
 use crate::browser::ConnectionArgs;
 use crate::{App, AppError};
 
@@ -60,6 +67,52 @@ pub struct CheckTraffic {
     /// Where the API runs, overriding the project's and the spec's.
     pub base_url: Option<String>,
     pub source: TrafficSource,
+}
+
+/// `check_api_traffic`, `POST /api/check-traffic`.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CheckTrafficArgs {
+    /// A HAR file (workspace-relative) to check instead of the browser tab's live traffic.
+    #[serde(default)]
+    pub har: Option<String>,
+    /// Where the API runs, e.g. "http://127.0.0.1:8080/api". Default: the project's base_url,
+    /// else the spec's servers (their paths on the page's own origin too).
+    #[serde(default)]
+    pub base_url: Option<String>,
+    /// Also the requests of pages the tab showed before the current one.
+    #[serde(default)]
+    pub include_previous_pages: Option<bool>,
+    /// The browser connection (omit for the active one).
+    #[serde(default)]
+    pub connection_id: Option<String>,
+    #[serde(flatten)]
+    pub target: SpecArgs,
+}
+
+impl CheckTrafficArgs {
+    /// The check of the spec `selector` names (resolved by the caller from `target`): a HAR file
+    /// when one is named, else the browser tab's traffic.
+    pub fn into_request(self, selector: SpecSelector) -> CheckTraffic {
+        let source = match self
+            .har
+            .map(|h| h.trim().to_string())
+            .filter(|h| !h.is_empty())
+        {
+            Some(path) => TrafficSource::HarPath(path),
+            None => TrafficSource::Browser {
+                connection: ConnectionArgs {
+                    connection_id: self.connection_id,
+                },
+                include_previous_pages: self.include_previous_pages.unwrap_or(false),
+            },
+        };
+        CheckTraffic {
+            selector,
+            base_url: self.base_url,
+            source,
+        }
+    }
 }
 
 /// The project a selector names, when it names one (not a bare spec location).
@@ -201,6 +254,73 @@ pub struct CallEndpoint {
     pub execute: Option<bool>,
     /// The caller may only read (a read token): nothing is sent, whatever `execute` says.
     pub dry_run_only: bool,
+}
+
+/// `call_endpoint`, `POST /api/call`.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CallEndpointArgs {
+    /// The operationId, e.g. "createOrder". Or give method and path.
+    #[serde(default)]
+    pub operation_id: Option<String>,
+    #[serde(default)]
+    pub method: Option<String>,
+    #[serde(default)]
+    pub path: Option<String>,
+    /// Parameters by name (path, query, header alike), e.g. {"productId": 7, "limit": 10}.
+    #[serde(default)]
+    pub params: Option<Map<String, Value>>,
+    /// The request body (JSON).
+    #[serde(default)]
+    pub body: Option<Value>,
+    /// Extra request headers.
+    #[serde(default)]
+    pub headers: Option<BTreeMap<String, String>>,
+    /// The body's content type, when the operation takes several. Left out of the tool's
+    /// schema (the panel sets it; a model leaves it to the spec).
+    #[serde(default)]
+    #[schemars(skip)]
+    pub content_type: Option<String>,
+    /// Overrides the project's base URL.
+    #[serde(default)]
+    pub base_url: Option<String>,
+    /// Send it. Default: GET/HEAD/OPTIONS are sent, other methods shown as a dry run (curl).
+    #[serde(default)]
+    pub execute: Option<bool>,
+    #[serde(flatten)]
+    pub target: SpecArgs,
+}
+
+impl CallEndpointArgs {
+    /// The endpoint named (checked before the spec is looked for).
+    pub fn endpoint(&self) -> Result<EndpointRef, AppError> {
+        endpoint_ref(
+            self.operation_id.clone(),
+            self.method.clone(),
+            self.path.clone(),
+        )
+    }
+
+    /// The call of `endpoint` in the spec `selector` names (both resolved by the caller);
+    /// `dry_run_only`: the caller may only read (a read token), so nothing is sent.
+    pub fn into_request(
+        self,
+        selector: SpecSelector,
+        endpoint: EndpointRef,
+        dry_run_only: bool,
+    ) -> CallEndpoint {
+        CallEndpoint {
+            selector,
+            endpoint: Some(endpoint),
+            params: self.params.unwrap_or_default(),
+            headers: self.headers.unwrap_or_default().into_iter().collect(),
+            body: self.body,
+            content_type: self.content_type,
+            base_url: self.base_url,
+            execute: self.execute,
+            dry_run_only,
+        }
+    }
 }
 
 /// The origin (`scheme://host:port`) of a URL, for comparing where a call goes.

@@ -1,17 +1,75 @@
-//! The docs family's requests: where a library's docs come from when they are added, what an
-//! ingest reports while it runs, and removing a library. Queries and lookups take the docs
-//! crate's own inputs ([`devlens_docs::QueryDocsInput`]), which every surface deserializes or
-//! builds as they are.
+//! The docs family: the arguments of every docs tool, route and command — finding a library's
+//! id, querying its docs, where a library's docs come from when they are added (a folder or a
+//! site), what an ingest reports while it runs, removing a library — and the calls they make on
+//! the library docs (opened on first use). A query takes the docs crate's own input
+//! ([`QueryDocsInput`], the shape Context7's tool takes), which every surface deserializes or
+//! builds as it is.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use devlens_core::{ErrorKind, Report};
 use devlens_docs::crawl::CrawlLimits;
-use devlens_docs::{Docs, DocsSource, IngestRequest, IngestStage, validate_id};
+use devlens_docs::{Docs, validate_id};
 
-use crate::AppError;
+pub use devlens_docs::{
+    DocsPage, DocsSource, IngestReport, IngestRequest, IngestStage, LibraryList, LibraryOutline,
+    QueryDocsInput, QueryDocsOutput, Resolved,
+};
+
+use crate::{App, AppError};
+
+/// `resolve_library_id`, `GET /api/docs/resolve`, `devlens docs resolve`.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ResolveLibrary {
+    /// The library or package name as you know it, e.g. "react", "vue", "@vue/runtime-core",
+    /// "node:fs". Spelling mistakes are tolerated.
+    // Required of a tool call; a request without it is refused by the docs, which say what to
+    // give.
+    #[serde(alias = "name", alias = "library_name")]
+    #[schemars(required)]
+    pub library_name: Option<String>,
+    /// What you want to do with it; breaks ties between similar names.
+    #[serde(default)]
+    pub query: Option<String>,
+}
+
+/// The ingested libraries matching a name, best first.
+pub fn resolve(app: &App, args: &ResolveLibrary) -> Result<Resolved, AppError> {
+    let name = args.library_name.as_deref().unwrap_or_default();
+    Ok(app.docs()?.resolve(name, args.query.as_deref())?)
+}
+
+/// The best sections and code examples of a library's docs for a question, within a token
+/// budget.
+pub async fn query(app: &App, input: &QueryDocsInput) -> Result<QueryDocsOutput, AppError> {
+    Ok(app.docs()?.query(input).await?)
+}
+
+/// The ingested libraries and their versions.
+pub fn libraries(app: &App) -> Result<LibraryList, AppError> {
+    Ok(app.docs()?.list()?)
+}
+
+/// The pages of a library's newest version and their sections.
+pub fn outline(app: &App, library: &str) -> Result<LibraryOutline, AppError> {
+    Ok(app.docs()?.outline(library, None)?)
+}
+
+/// One page of a library's newest version, as [`outline`] names it.
+pub fn page(app: &App, library: &str, page: &str) -> Result<DocsPage, AppError> {
+    Ok(app.docs()?.page(library, None, page)?)
+}
+
+/// The Prometheus text of the docs queries (requests, errors, latency and tokens histograms,
+/// cache hits and misses).
+pub fn metrics_text(app: &App) -> Result<String, AppError> {
+    Ok(app.docs()?.metrics_text())
+}
 
 /// Where docs come from, as a caller sends it: a folder on this machine or a site to crawl.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -81,7 +139,7 @@ impl AddDocs {
     /// The ingest request of a caller over HTTP (the panel, the REST API), who may name a folder
     /// only inside the workspace or a `[docs] roots` folder; a relative path is relative to the
     /// workspace.
-    pub fn into_confined_request(mut self, app: &crate::App) -> Result<IngestRequest, AppError> {
+    pub fn into_confined_request(mut self, app: &App) -> Result<IngestRequest, AppError> {
         if let Some(path) = self.path.as_deref().filter(|p| !p.trim().is_empty()) {
             self.path = Some(confined_docs_folder(app, path)?);
         }
@@ -111,6 +169,44 @@ impl AddDocs {
             name: self.name,
             description: self.description,
         })
+    }
+}
+
+/// An ingest checked and ready to run: the request, and the docs it goes into — opened already,
+/// so that a store that cannot open is said before anything is read or streamed.
+pub struct Ingest {
+    docs: Arc<Docs>,
+    request: IngestRequest,
+}
+
+impl Ingest {
+    /// `request` into `app`'s docs (the CLI, whose user names any folder).
+    pub fn new(app: &App, request: IngestRequest) -> Result<Self, AppError> {
+        Ok(Self {
+            docs: app.docs()?,
+            request,
+        })
+    }
+
+    /// A library added over HTTP (the panel, the REST API): a folder only inside the workspace
+    /// or a `[docs] roots` folder (see [`AddDocs::into_confined_request`]).
+    pub fn confined(app: &App, add: AddDocs) -> Result<Self, AppError> {
+        let request = add.into_confined_request(app)?;
+        Self::new(app, request)
+    }
+
+    /// Where the docs come from.
+    pub fn source(&self) -> &DocsSource {
+        &self.request.source
+    }
+
+    /// Reads (or fetches) the pages, chunks and embeds them; re-adding a version replaces it.
+    /// `progress(stage, done, total)`.
+    pub async fn run(
+        &self,
+        progress: &(dyn Fn(IngestStage, usize, usize) + Sync),
+    ) -> Result<IngestReport, AppError> {
+        Ok(self.docs.ingest(&self.request, progress).await?)
     }
 }
 
@@ -154,17 +250,30 @@ impl Report for RemovedDocs {
     }
 }
 
+/// `DELETE /api/docs/libraries`, `devlens docs remove`: a library (every version), or one of
+/// its versions.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+pub struct RemoveDocs {
+    #[serde(default)]
+    pub id: String,
+    pub version: Option<String>,
+}
+
 /// Removes library `id`, or only its `version`; a library (or version) that is not stored is
 /// a not-found error that says where to look.
-pub fn remove(docs: &Docs, id: &str, version: Option<&str>) -> Result<RemovedDocs, AppError> {
-    let id = id.trim();
+pub fn remove(app: &App, args: &RemoveDocs) -> Result<RemovedDocs, AppError> {
+    let id = args.id.trim();
     if id.is_empty() {
         return Err(AppError::invalid(
             "give the id of the library to remove (see `devlens docs list`)",
         ));
     }
-    let version = version.map(str::trim).filter(|v| !v.is_empty());
-    if !docs.remove(id, version)? {
+    let version = args
+        .version
+        .as_deref()
+        .map(str::trim)
+        .filter(|v| !v.is_empty());
+    if !app.docs()?.remove(id, version)? {
         return Err(AppError::new(
             ErrorKind::NotFound,
             format!(
@@ -183,7 +292,7 @@ pub fn remove(docs: &Docs, id: &str, version: Option<&str>) -> Result<RemovedDoc
 }
 
 /// `path` resolved inside a configured docs root or the workspace, or why it may not be read.
-fn confined_docs_folder(app: &crate::App, path: &str) -> Result<String, AppError> {
+fn confined_docs_folder(app: &App, path: &str) -> Result<String, AppError> {
     let config = app.config();
     if let Ok(canonical) = std::fs::canonicalize(path) {
         let in_a_root = config.file.docs.roots.iter().any(|root| {
@@ -290,7 +399,12 @@ mod tests {
     fn removing_what_is_not_stored_says_so() {
         let dir = tempfile::tempdir().unwrap();
         let docs = Docs::with_embedder(&dir.path().join("docs.sqlite"), None).unwrap();
-        let error = remove(&docs, "widgets", Some("2.0")).unwrap_err();
+        let app = App::new(devlens_core::Config::with_data_dir(dir.path())).with_docs(docs);
+        let args = RemoveDocs {
+            id: "widgets".into(),
+            version: Some("2.0".into()),
+        };
+        let error = remove(&app, &args).unwrap_err();
         assert_eq!(devlens_core::Classify::kind(&error), ErrorKind::NotFound);
         assert!(
             error

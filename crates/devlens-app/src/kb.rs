@@ -1,30 +1,53 @@
-//! The knowledge base family's requests: saving a solution (new, or an update of a saved one),
-//! the rules for what an update changes, and the `[kb]` settings as the dev panel reads and
-//! writes them (into the config file, and into the running knowledge base).
+//! The knowledge base family: the arguments of every knowledge-base tool, route and command —
+//! saving a solution (new, or an update of a saved one) and the rules for what an update
+//! changes, searching, asking, reading and deleting — and the calls they make on the knowledge
+//! base (opened on first use); also the `[kb]` settings as the dev panel reads and writes them
+//! (into the config file, and into the running knowledge base).
+//!
+//! The MCP tools deserialize these types as they are; the REST API takes the same operations
+//! with bodies of its own shape where it has one (camelCase, unknown fields refused, a
+//! solution created and updated by separate routes); the CLI fills them from its flags.
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Deserializer, Serialize};
 
 use devlens_core::{Report, config_edit};
 use devlens_kb::{
-    DEFAULT_TOP_K, KnowledgeBase, MAX_TOP_K, NewSolution, Saved, SearchMode, SolutionPatch,
+    AskRequest, DEFAULT_TOP_K, KnowledgeBase, MAX_TOP_K, NewSolution, SearchOptions, SolutionPatch,
     calibrated_threshold,
+};
+
+pub use devlens_kb::{
+    AskAnswer, Deleted, ImportReport, KbStatus, ReembedReport, Saved, SearchMode, SearchResults,
+    Solution, SolutionList, SolutionRead,
 };
 
 use crate::{App, AppError};
 
-/// A save as a caller sends it: without `id` a new solution (title and text required); with
-/// `id` an update of that solution, where only the fields given change.
+/// `save_solution`, `devlens kb add` and `devlens kb edit`: without `id` a new solution (title
+/// and text required); with `id` an update of that solution, where only the fields given change.
 ///
 /// On an update an empty `url` or `summary` removes it, and empty tags (or an empty list)
 /// remove the tags: on a command line or in a form, an empty value is how a person says "none".
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, JsonSchema)]
 pub struct SaveSolution {
+    /// Update this saved solution: only the fields given change. Omit to save a new one.
+    #[serde(default)]
     pub id: Option<String>,
+    /// A short title, e.g. "Fix CORS preflight on PUT" (required for a new solution).
+    #[serde(default)]
     pub title: Option<String>,
+    /// The solution itself: explanation, code, steps (required for a new solution).
+    #[serde(default)]
     pub text: Option<String>,
+    /// Where it came from. "" removes it on update.
+    #[serde(default)]
     pub url: Option<String>,
-    pub summary: Option<String>,
+    #[serde(default)]
     pub tags: Option<Vec<String>>,
+    /// One line. "" removes it on update.
+    #[serde(default)]
+    pub summary: Option<String>,
 }
 
 /// `value` for an optional field of an update: `None` keeps it, `Some(None)` removes it (an
@@ -45,7 +68,7 @@ impl SaveSolution {
     }
 
     /// Saves: creates a solution, or updates the one `id` names.
-    pub async fn run(self, kb: &KnowledgeBase) -> Result<Saved, AppError> {
+    async fn run(self, kb: &KnowledgeBase) -> Result<Saved, AppError> {
         if self.is_update() {
             let id = self.id.unwrap_or_default();
             let patch = SolutionPatch {
@@ -78,6 +101,255 @@ impl SaveSolution {
 /// is given.
 pub fn search_mode(mode: Option<&str>) -> Result<Option<SearchMode>, AppError> {
     crate::api::search_mode(mode)
+}
+
+/// Saves: creates a solution, or updates the one `save.id` names.
+pub async fn save(app: &App, save: SaveSolution) -> Result<Saved, AppError> {
+    save.run(&*app.kb()?).await
+}
+
+/// `POST /api/kb/solutions`: a new solution.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct CreateSolution {
+    pub title: String,
+    pub text: String,
+    pub url: Option<String>,
+    pub summary: Option<String>,
+    #[serde(default)]
+    pub tags: Vec<String>,
+}
+
+/// The fields a new solution's body holds, for messages about a body that does not parse.
+pub const CREATE_SOLUTION_FIELDS: &str =
+    "{\"title\", \"text\", \"url\"?, \"summary\"?, \"tags\"?: [..]}";
+
+/// Creates a solution (an empty url or summary is none).
+pub async fn create(app: &App, new: CreateSolution) -> Result<Saved, AppError> {
+    let save = SaveSolution {
+        id: None,
+        title: Some(new.title),
+        text: Some(new.text),
+        url: new.url,
+        summary: new.summary,
+        tags: Some(new.tags),
+    };
+    save.run(&*app.kb()?).await
+}
+
+/// `PUT /api/kb/solutions/{id}`: only the fields given change; `null` removes url or summary.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct UpdateSolution {
+    pub title: Option<String>,
+    pub text: Option<String>,
+    #[serde(default, deserialize_with = "nullable")]
+    pub url: Option<Option<String>>,
+    #[serde(default, deserialize_with = "nullable")]
+    pub summary: Option<Option<String>>,
+    pub tags: Option<Vec<String>>,
+}
+
+/// The fields an update's body may hold, for messages about a body that does not parse.
+pub const UPDATE_SOLUTION_FIELDS: &str =
+    "any of {\"title\", \"text\", \"url\", \"summary\", \"tags\"} (null removes url or summary)";
+
+/// Updates solution `id` as `changes` says.
+pub async fn update(app: &App, id: &str, changes: UpdateSolution) -> Result<Saved, AppError> {
+    let patch = SolutionPatch {
+        title: changes.title,
+        url: changes.url,
+        text: changes.text,
+        summary: changes.summary,
+        tags: changes.tags,
+    };
+    Ok(app.kb()?.update(id, patch).await?)
+}
+
+/// `search_solutions`, `devlens kb search`.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, JsonSchema)]
+pub struct SearchSolutions {
+    /// The problem in your words, e.g. "CORS error on PUT with credentials".
+    pub query: String,
+    /// semantic (default, by meaning), keyword, or hybrid.
+    #[serde(default)]
+    pub mode: Option<SearchMode>,
+    /// Results, 1–50 (default 5).
+    #[serde(default, alias = "topK")]
+    pub top_k: Option<usize>,
+    /// Minimum cosine similarity, -1–1 (default calibrated for the model).
+    #[serde(default, alias = "similarityThreshold")]
+    pub similarity_threshold: Option<f32>,
+}
+
+/// `POST /api/kb/search`: [`SearchSolutions`] as the REST API takes it — camelCase, and a field
+/// it does not know refused rather than ignored.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SearchSolutionsBody {
+    query: String,
+    mode: Option<SearchMode>,
+    #[serde(alias = "top_k")]
+    top_k: Option<usize>,
+    #[serde(alias = "similarity_threshold")]
+    similarity_threshold: Option<f32>,
+}
+
+/// What a search body holds, for messages about one that does not parse.
+pub const SEARCH_SOLUTIONS_FIELDS: &str = "{\"query\", \"mode\"?: \"semantic\"|\"keyword\"|\"hybrid\", \"topK\"?, \"similarityThreshold\"?}";
+
+impl From<SearchSolutionsBody> for SearchSolutions {
+    fn from(body: SearchSolutionsBody) -> Self {
+        Self {
+            query: body.query,
+            mode: body.mode,
+            top_k: body.top_k,
+            similarity_threshold: body.similarity_threshold,
+        }
+    }
+}
+
+/// Saved solutions for a question, best first.
+pub async fn search(app: &App, args: &SearchSolutions) -> Result<SearchResults, AppError> {
+    let options = SearchOptions {
+        mode: args.mode,
+        top_k: args.top_k,
+        similarity_threshold: args.similarity_threshold,
+    };
+    Ok(app.kb()?.search(&args.query, &options).await?)
+}
+
+/// `ask_knowledge_base`, `devlens kb ask`.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, JsonSchema)]
+pub struct AskKnowledgeBase {
+    /// The question.
+    pub query: String,
+    /// Sources to retrieve, 1–50 (default 5).
+    #[serde(default, alias = "topK")]
+    pub top_k: Option<usize>,
+    /// Also have the configured LLM write a cited answer.
+    #[serde(default, alias = "generateAnswer")]
+    pub generate_answer: Option<bool>,
+    /// semantic (default), keyword, or hybrid.
+    #[serde(default)]
+    pub mode: Option<SearchMode>,
+    /// Token budget of the context, 200–32000 (default 3000).
+    #[serde(default, alias = "contextLimit")]
+    pub context_limit: Option<usize>,
+    /// Minimum cosine similarity of a source. Not offered to models (the calibrated default
+    /// serves them); the CLI and the REST API take it.
+    #[serde(default, alias = "similarityThreshold")]
+    #[schemars(skip)]
+    pub similarity_threshold: Option<f32>,
+}
+
+/// `POST /api/kb/ask`: [`AskKnowledgeBase`] as the REST API takes it — camelCase, and a field it
+/// does not know refused rather than ignored.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct AskKnowledgeBaseBody {
+    query: String,
+    #[serde(alias = "top_k")]
+    top_k: Option<usize>,
+    #[serde(alias = "generate_answer")]
+    generate_answer: Option<bool>,
+    mode: Option<SearchMode>,
+    #[serde(alias = "context_limit")]
+    context_limit: Option<usize>,
+    #[serde(alias = "similarity_threshold")]
+    similarity_threshold: Option<f32>,
+}
+
+/// What an ask body holds, for messages about one that does not parse.
+pub const ASK_KNOWLEDGE_BASE_FIELDS: &str = "{\"query\", \"topK\"?, \"generateAnswer\"?, \"mode\"?, \"contextLimit\"?, \"similarityThreshold\"?}";
+
+impl From<AskKnowledgeBaseBody> for AskKnowledgeBase {
+    fn from(body: AskKnowledgeBaseBody) -> Self {
+        Self {
+            query: body.query,
+            top_k: body.top_k,
+            generate_answer: body.generate_answer,
+            mode: body.mode,
+            context_limit: body.context_limit,
+            similarity_threshold: body.similarity_threshold,
+        }
+    }
+}
+
+/// The best solutions for a question as a numbered context with sources, and an answer from
+/// the configured LLM when asked for.
+pub async fn ask(app: &App, args: AskKnowledgeBase) -> Result<AskAnswer, AppError> {
+    let request = AskRequest {
+        query: args.query,
+        top_k: args.top_k,
+        mode: args.mode,
+        similarity_threshold: args.similarity_threshold,
+        generate_answer: args.generate_answer,
+        context_limit: args.context_limit,
+    };
+    Ok(app.kb()?.ask(&request).await?)
+}
+
+/// `get_solution`.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, JsonSchema)]
+pub struct GetSolution {
+    /// The solution's id, from search_solutions or ask_knowledge_base.
+    pub id: String,
+    /// Read the text from this character on: the nextOffset of a previous answer whose text was
+    /// cut (default 0).
+    #[serde(default)]
+    pub offset: Option<usize>,
+}
+
+/// A saved solution with its text from `offset` on, in a part an agent can take in.
+pub fn read(app: &App, args: &GetSolution) -> Result<SolutionRead, AppError> {
+    Ok(app.kb()?.read(&args.id, args.offset.unwrap_or(0))?)
+}
+
+/// `delete_solution`.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, JsonSchema)]
+pub struct SolutionId {
+    /// The solution's id, from search_solutions or ask_knowledge_base.
+    pub id: String,
+}
+
+/// A saved solution, whole.
+pub fn get(app: &App, id: &str) -> Result<Solution, AppError> {
+    Ok(app.kb()?.get(id)?)
+}
+
+/// Deletes a saved solution.
+pub fn delete(app: &App, id: &str) -> Result<Deleted, AppError> {
+    Ok(app.kb()?.delete(id)?)
+}
+
+/// Every solution, newest first.
+pub fn list(app: &App) -> Result<SolutionList, AppError> {
+    Ok(app.kb()?.list()?)
+}
+
+/// Every solution as the JSON file `devlens kb export` writes.
+pub fn export_json(app: &App) -> Result<String, AppError> {
+    Ok(app.kb()?.export_json()?)
+}
+
+/// Imports an export (`source_name` names it in messages): every solution or, when anything in
+/// it is wrong, none.
+pub fn import_json(app: &App, json: &str, source_name: &str) -> Result<ImportReport, AppError> {
+    Ok(app.kb()?.import_json(json, source_name)?)
+}
+
+/// Embeds every solution lacking a current embedding, reporting `(done, total)`.
+pub async fn reembed(
+    app: &App,
+    progress: &(dyn Fn(usize, usize) + Sync),
+) -> Result<ReembedReport, AppError> {
+    Ok(app.kb()?.reembed(progress).await?)
+}
+
+/// Counts, the embedding model, the effective settings.
+pub async fn status(app: &App) -> Result<KbStatus, AppError> {
+    Ok(app.kb()?.status().await?)
 }
 
 /// The `[kb]` settings in effect, the defaults they fall back to, and the file they are saved

@@ -10,14 +10,18 @@
 //!   embedding model between them), the browser sessions, and the workspace every path a tool
 //!   touches is confined to.
 //! - The family modules ([`api`], [`audit`], [`browser`], [`contract`], [`debugger`], [`docs`],
-//!   [`kb`], [`projects`], [`workspace`]) turn what a caller sent into the domain's requests —
-//!   naming an endpoint, choosing a spec, saving or updating a solution, the rule that an empty
-//!   string clears a field — and say what is wrong when it cannot.
+//!   [`kb`], [`projects`], [`workspace`]) hold one argument type per operation — what an MCP
+//!   tool's input schema shows and a REST route reads, deserialized as it is; the CLI fills it
+//!   from its flags — and the call every surface makes. They turn what a caller sent into the
+//!   domain's requests — naming an endpoint, choosing a spec, saving or updating a solution, the
+//!   rule that an empty string clears a field — and say what is wrong when it cannot. The MCP
+//!   server and the HTTP API name no domain crate: this is their one door.
 //! - What the dev panel and the extension add: [`live`] (the browser's records as a change feed,
 //!   read without moving the agent's marks), [`status`] (model, engine, index sizes),
 //!   [`extension`] (pairing the Chrome extension with this server), [`tokens`] (the bearer
 //!   tokens a server others reach requires).
-//! - Results are the domain's own types, each a [`Report`] (serializable, plus compact text);
+//! - Results are the domain's own types, each a [`Report`] (serializable, plus compact text),
+//!   re-exported by the family module that answers with them;
 //!   failures are [`AppError`]s, each with an [`ErrorKind`] the surfaces map to an HTTP status,
 //!   an exit code or an MCP error reply.
 //!

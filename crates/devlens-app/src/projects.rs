@@ -2,7 +2,7 @@
 //! added only once their spec loads (so a typo in a URL is said at once, and a project that
 //! worked is never replaced by one that does not), made active, removed.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use devlens_core::{Project, Report};
 use devlens_openapi::explorer::SpecSelector;
@@ -73,6 +73,15 @@ pub async fn add(app: &App, name: &str, spec: &str) -> Result<Project, AppError>
         })
         .await?;
     Ok(registry.add(name, spec)?)
+}
+
+/// `POST /api/projects`: a project to add.
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct AddProject {
+    #[serde(default)]
+    pub name: String,
+    #[serde(default)]
+    pub spec: String,
 }
 
 /// [`add`] for a caller over HTTP (the panel, the REST API): a spec file must lie inside the
@@ -177,6 +186,14 @@ impl Report for ReindexAll {
         }
         lines.join("\n")
     }
+}
+
+/// `POST /api/embed/reindex-all[/stream]`.
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct ReindexAllArgs {
+    /// Embed every endpoint again instead of reusing the vectors of unchanged ones.
+    #[serde(default)]
+    pub force: bool,
 }
 
 /// Re-indexes every project in turn (reusing unchanged vectors unless `force`). A project that

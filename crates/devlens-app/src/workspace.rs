@@ -15,9 +15,9 @@ use serde::{Deserialize, Serialize};
 
 use devlens_browser::{FileWatch, PageUpdate, StyleProbe, Tab, UpdateOptions};
 use devlens_core::Report;
-use devlens_workspace::{
-    Access, Edit, FileChange, FileContent, FileList, SearchMatches, SearchQuery, Workspace,
-};
+use devlens_workspace::{Access, Edit, FileChange, SearchQuery};
+
+pub use devlens_workspace::{FileContent, FileList, SearchMatches, Workspace};
 
 use crate::browser::WithScreenshot;
 use crate::{App, AppError};

@@ -1,4 +1,6 @@
-//! REST endpoints under `/api/`: the same operations as the MCP tools and the CLI.
+//! REST endpoints under `/api/`: the same operations as the MCP tools and the CLI, with the same
+//! argument types ([`devlens_app::api`], [`devlens_app::contract`]) read from query parameters
+//! or a JSON body. A spec named here is confined: a file only inside the workspace, never a URL.
 
 use std::sync::Arc;
 
@@ -9,18 +11,18 @@ use axum::{
     response::{IntoResponse, Response},
     routing::{delete, get, post},
 };
-use serde::Deserialize;
 use serde_json::json;
 
 use devlens_app::{
-    App,
-    api::{SearchInput, confined_spec_selector, endpoint_ref, search_request, spec_selector},
-    browser::ConnectionArgs,
-    contract::{self, CallEndpoint, CheckTraffic, TrafficSource},
-    projects::{ProjectList, ReindexAll, ReindexEvent},
+    App, AppError,
+    api::{
+        self, BuildIndexArgs, EndpointArgs, EndpointDetails, EndpointPage, IndexReport,
+        IndexStatus, ListEndpoints, SearchArgs, SearchResponse, SpecArgs, SpecSelector, TagList,
+    },
+    contract::{self, CallEndpointArgs, CheckTrafficArgs},
+    projects::{self, AddProject, ProjectList, ReindexAll, ReindexAllArgs, ReindexEvent},
     tokens::Scope,
 };
-use devlens_openapi::explorer::SpecSelector;
 
 use crate::browser::answer;
 use crate::events;
@@ -54,30 +56,12 @@ pub(crate) fn routes(app: Arc<App>) -> Router {
         .with_state(app)
 }
 
-/// `?project=NAME` or `?spec=PATH_OR_URL`; neither means the active project.
-#[derive(Debug, Default, Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct Target {
-    #[serde(alias = "projectName")]
-    project: Option<String>,
-    spec: Option<String>,
-}
-
-impl Target {
-    /// The spec named: a project, or a spec file inside the workspace — never a URL or another
-    /// file (devlens_app::api::confined_spec_selector).
-    fn selector(&self, app: &App) -> Result<SpecSelector, Failure> {
-        if self.spec.as_deref().is_none_or(|s| s.trim().is_empty()) {
-            return Ok(spec_selector(self.project.clone(), None));
-        }
-        let workspace = app.workspace()?;
-        Ok(confined_spec_selector(
-            self.project.clone(),
-            self.spec.clone(),
-            &workspace,
-            true,
-        )?)
-    }
+/// The spec `target` names (`?project=NAME` or `?spec=PATH`; neither means the active project):
+/// a project, or a spec file inside the workspace — never a URL or another file.
+async fn selector(app: &App, target: &SpecArgs) -> Result<SpecSelector, AppError> {
+    target
+        .confined_selector(|| async { app.workspace() }, true)
+        .await
 }
 
 async fn health() -> Json<serde_json::Value> {
@@ -85,24 +69,15 @@ async fn health() -> Json<serde_json::Value> {
 }
 
 async fn projects(State(app): Shared) -> JsonResult<ProjectList> {
-    Ok(Json(devlens_app::projects::list(&app)?))
-}
-
-/// A project to add.
-#[derive(Debug, Deserialize)]
-struct NewProject {
-    #[serde(default)]
-    name: String,
-    #[serde(default)]
-    spec: String,
+    Ok(Json(projects::list(&app)?))
 }
 
 /// `POST /api/projects` with `{name, spec}`: added once the spec loads; 201 with the project.
 async fn add_project(
     State(app): Shared,
-    Body(body): Body<NewProject>,
+    Body(body): Body<AddProject>,
 ) -> Result<(StatusCode, Json<devlens_core::Project>), Failure> {
-    let project = devlens_app::projects::add_from_request(&app, &body.name, &body.spec).await?;
+    let project = projects::add_from_request(&app, &body.name, &body.spec).await?;
     Ok((StatusCode::CREATED, Json(project)))
 }
 
@@ -111,145 +86,77 @@ async fn remove_project(
     State(app): Shared,
     Path(name): Path<String>,
 ) -> JsonResult<serde_json::Value> {
-    devlens_app::projects::remove(&app, &name)?;
+    projects::remove(&app, &name)?;
     Ok(Json(json!({ "removed": name })))
 }
 
 /// `POST /api/projects/{name}/activate`.
 async fn activate_project(State(app): Shared, Path(name): Path<String>) -> JsonResult<ProjectList> {
-    devlens_app::projects::activate(&app, &name)?;
-    Ok(Json(devlens_app::projects::list(&app)?))
+    projects::activate(&app, &name)?;
+    Ok(Json(projects::list(&app)?))
 }
 
-async fn tags(
-    State(app): Shared,
-    Params(target): Params<Target>,
-) -> JsonResult<devlens_openapi::explorer::TagList> {
-    Ok(Json(app.api().tags(&target.selector(&app)?).await?))
-}
-
-#[derive(Debug, Deserialize)]
-struct EndpointsQuery {
-    tag: Option<String>,
-    offset: Option<usize>,
-    limit: Option<usize>,
-    #[serde(flatten)]
-    target: Target,
+async fn tags(State(app): Shared, Params(target): Params<SpecArgs>) -> JsonResult<TagList> {
+    Ok(Json(
+        api::tags(&app, &selector(&app, &target).await?).await?,
+    ))
 }
 
 async fn endpoints(
     State(app): Shared,
-    Params(query): Params<EndpointsQuery>,
-) -> JsonResult<devlens_openapi::explorer::EndpointPage> {
-    let tag = query
-        .tag
-        .ok_or_else(|| Failure::bad_request("`tag` is required: list tag names at /api/tags"))?;
-    let page = app
-        .api()
-        .endpoints(
-            &query.target.selector(&app)?,
-            &tag,
-            query.offset.unwrap_or(0),
-            query.limit,
-        )
-        .await?;
-    Ok(Json(page))
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct EndpointQuery {
-    operation_id: Option<String>,
-    method: Option<String>,
-    path: Option<String>,
-    #[serde(flatten)]
-    target: Target,
+    Params(args): Params<ListEndpoints>,
+) -> JsonResult<EndpointPage> {
+    // Said before the spec is looked for, pointing to this API's own list of tags.
+    if args.tag.is_none() {
+        return Err(Failure::bad_request(
+            "`tag` is required: list tag names at /api/tags",
+        ));
+    }
+    let selector = selector(&app, &args.target).await?;
+    Ok(Json(api::endpoints(&app, &selector, &args).await?))
 }
 
 async fn endpoint(
     State(app): Shared,
-    Params(query): Params<EndpointQuery>,
-) -> JsonResult<devlens_openapi::EndpointDetails> {
-    let endpoint = endpoint_ref(query.operation_id, query.method, query.path)?;
-    Ok(Json(
-        app.api()
-            .details(&query.target.selector(&app)?, &endpoint)
-            .await?,
-    ))
+    Params(args): Params<EndpointArgs>,
+) -> JsonResult<EndpointDetails> {
+    let endpoint = args.endpoint()?;
+    let selector = selector(&app, &args.target).await?;
+    Ok(Json(api::details(&app, &selector, &endpoint).await?))
 }
 
 /// `search_api_documentation`'s arguments, as query parameters or a JSON body.
-#[derive(Debug, Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct SearchBody {
-    query: Option<String>,
-    tag: Option<String>,
-    method: Option<String>,
-    limit: Option<i64>,
-    mode: Option<String>,
-    details: Option<bool>,
-    #[serde(flatten)]
-    target: Target,
-}
-
-async fn run_search(
-    app: &App,
-    body: SearchBody,
-) -> JsonResult<devlens_openapi::search::SearchResponse> {
-    let request = search_request(SearchInput {
-        query: body.query,
-        tag: body.tag,
-        method: body.method,
-        limit: body.limit,
-        mode: body.mode,
-        details: body.details.unwrap_or(false),
-    })?;
-    Ok(Json(
-        app.api()
-            .search(&body.target.selector(app)?, &request)
-            .await?,
-    ))
+async fn run_search(app: &App, args: SearchArgs) -> JsonResult<SearchResponse> {
+    let request = args.request()?;
+    let selector = selector(app, &args.target).await?;
+    Ok(Json(api::search(app, &selector, &request).await?))
 }
 
 async fn search_get(
     State(app): Shared,
-    Params(body): Params<SearchBody>,
-) -> JsonResult<devlens_openapi::search::SearchResponse> {
-    run_search(&app, body).await
+    Params(args): Params<SearchArgs>,
+) -> JsonResult<SearchResponse> {
+    run_search(&app, args).await
 }
 
 async fn search_post(
     State(app): Shared,
-    Body(body): Body<SearchBody>,
-) -> JsonResult<devlens_openapi::search::SearchResponse> {
-    run_search(&app, body).await
-}
-
-#[derive(Debug, Deserialize)]
-struct ReindexQuery {
-    #[serde(default)]
-    force: bool,
-    #[serde(flatten)]
-    target: Target,
+    Body(args): Body<SearchArgs>,
+) -> JsonResult<SearchResponse> {
+    run_search(&app, args).await
 }
 
 /// `POST /api/embed/reindex?project=NAME[&force=true]`: builds the project's semantic index
 /// (what the dev panel's Re-index button calls).
 async fn embed_reindex(
     State(app): Shared,
-    Params(query): Params<ReindexQuery>,
-) -> JsonResult<devlens_openapi::explorer::IndexReport> {
-    let report = app
-        .api()
-        .build_index(
-            &query.target.selector(&app)?,
-            query.force,
-            &|done, total| {
-                tracing::debug!(done, total, "embedding endpoints");
-            },
-        )
-        .await?;
-    Ok(Json(report))
+    Params(args): Params<BuildIndexArgs>,
+) -> JsonResult<IndexReport> {
+    let selector = selector(&app, &args.target).await?;
+    let progress = |done, total| tracing::debug!(done, total, "embedding endpoints");
+    Ok(Json(
+        api::build_index(&app, &selector, &args, &progress).await?,
+    ))
 }
 
 /// `POST /api/embed/reindex/stream?project=NAME[&force=true]`: the same build, answered as
@@ -257,24 +164,14 @@ async fn embed_reindex(
 /// `error` (`{error, kind}`) — so the panel can show the badge and the bar move.
 async fn embed_reindex_stream(
     State(app): Shared,
-    Params(query): Params<ReindexQuery>,
+    Params(args): Params<BuildIndexArgs>,
 ) -> Result<impl IntoResponse, Failure> {
     // A spec that may not be named is a plain 403 before the stream starts.
-    let selector = query.target.selector(&app)?;
+    let selector = selector(&app, &args.target).await?;
     Ok(events::stream(move |events| async move {
         let progress = events.counter();
-        let result = app
-            .api()
-            .build_index(&selector, query.force, &progress)
-            .await;
-        events.finish(result);
+        events.finish(api::build_index(&app, &selector, &args, &progress).await);
     }))
-}
-
-#[derive(Debug, Deserialize)]
-struct ReindexAllQuery {
-    #[serde(default)]
-    force: bool,
 }
 
 /// `POST /api/embed/reindex-all/stream[?force=true]`: every project re-indexed in turn, as
@@ -282,7 +179,7 @@ struct ReindexAllQuery {
 /// total}`), `finished` (`{project, report | error}`) per project, then `done` (the summary).
 async fn embed_reindex_all_stream(
     State(app): Shared,
-    Params(query): Params<ReindexAllQuery>,
+    Params(args): Params<ReindexAllArgs>,
 ) -> impl IntoResponse {
     events::stream(move |events| async move {
         let on_event = {
@@ -296,7 +193,7 @@ async fn embed_reindex_all_stream(
                 events.send(name, &event)
             }
         };
-        let result = devlens_app::projects::reindex_all(&app, query.force, &on_event).await;
+        let result = projects::reindex_all(&app, args.force, &on_event).await;
         events.finish(result);
     })
 }
@@ -304,41 +201,30 @@ async fn embed_reindex_all_stream(
 /// `POST /api/embed/reindex-all[?force=true]`: the same, answered once all are done.
 async fn embed_reindex_all(
     State(app): Shared,
-    Params(query): Params<ReindexAllQuery>,
+    Params(args): Params<ReindexAllArgs>,
 ) -> JsonResult<ReindexAll> {
     Ok(Json(
-        devlens_app::projects::reindex_all(&app, query.force, &|_| {}).await?,
+        projects::reindex_all(&app, args.force, &|_| {}).await?,
     ))
 }
 
 /// `GET /api/embed/status?project=NAME`.
 async fn embed_status(
     State(app): Shared,
-    Params(target): Params<Target>,
-) -> JsonResult<devlens_openapi::explorer::IndexStatus> {
-    Ok(Json(app.api().index_status(&target.selector(&app)?).await?))
+    Params(target): Params<SpecArgs>,
+) -> JsonResult<IndexStatus> {
+    Ok(Json(
+        api::index_status(&app, &selector(&app, &target).await?).await?,
+    ))
 }
 
 /// `POST /api/embed/search`: semantic search; `mode` may ask for another.
 async fn embed_search(
     State(app): Shared,
-    Body(mut body): Body<SearchBody>,
-) -> JsonResult<devlens_openapi::search::SearchResponse> {
-    body.mode.get_or_insert_with(|| "semantic".into());
-    run_search(&app, body).await
-}
-
-/// `check_api_traffic`'s arguments.
-#[derive(Debug, Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct CheckTrafficBody {
-    har: Option<String>,
-    base_url: Option<String>,
-    #[serde(default)]
-    include_previous_pages: bool,
-    connection_id: Option<String>,
-    #[serde(flatten)]
-    target: Target,
+    Body(mut args): Body<SearchArgs>,
+) -> JsonResult<SearchResponse> {
+    args.mode.get_or_insert_with(|| "semantic".into());
+    run_search(&app, args).await
 }
 
 /// `POST /api/check-traffic`: the active tab's API calls (or a workspace HAR file) checked
@@ -346,43 +232,11 @@ struct CheckTrafficBody {
 async fn check_traffic(
     State(app): Shared,
     headers: HeaderMap,
-    Body(body): Body<CheckTrafficBody>,
+    Body(args): Body<CheckTrafficArgs>,
 ) -> Result<Response, Failure> {
-    let source = match body.har.filter(|h| !h.trim().is_empty()) {
-        Some(path) => TrafficSource::HarPath(path),
-        None => TrafficSource::Browser {
-            connection: ConnectionArgs {
-                connection_id: body.connection_id,
-            },
-            include_previous_pages: body.include_previous_pages,
-        },
-    };
-    let request = CheckTraffic {
-        selector: body.target.selector(&app)?,
-        base_url: body.base_url,
-        source,
-    };
-    let report = contract::check_traffic(&app, request).await?;
+    let selector = selector(&app, &args.target).await?;
+    let report = contract::check_traffic(&app, args.into_request(selector)).await?;
     Ok(answer(&report)?.respond(&headers))
-}
-
-/// `call_endpoint`'s arguments.
-#[derive(Debug, Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct CallBody {
-    operation_id: Option<String>,
-    method: Option<String>,
-    path: Option<String>,
-    #[serde(default)]
-    params: serde_json::Map<String, serde_json::Value>,
-    body: Option<serde_json::Value>,
-    #[serde(default)]
-    headers: std::collections::BTreeMap<String, String>,
-    content_type: Option<String>,
-    base_url: Option<String>,
-    execute: Option<bool>,
-    #[serde(flatten)]
-    target: Target,
 }
 
 /// `POST /api/call`: an endpoint called by operationId (a dry run for unsafe methods unless
@@ -391,24 +245,15 @@ async fn call(
     State(app): Shared,
     scope: Option<Extension<Scope>>,
     headers: HeaderMap,
-    Body(body): Body<CallBody>,
+    Body(args): Body<CallEndpointArgs>,
 ) -> Result<Response, Failure> {
+    // A read token sees the request it would send, and nothing is sent (`execute: true` is
+    // refused).
     let read_only = scope.is_some_and(|Extension(scope)| scope == Scope::Read);
-    let endpoint = endpoint_ref(body.operation_id, body.method, body.path)?;
-    let request = CallEndpoint {
-        selector: body.target.selector(&app)?,
-        endpoint: Some(endpoint),
-        params: body.params,
-        headers: body.headers.into_iter().collect(),
-        body: body.body,
-        content_type: body.content_type,
-        base_url: body.base_url,
-        execute: body.execute,
-        // A read token sees the request it would send, and nothing is sent (`execute: true` is
-        // refused).
-        dry_run_only: read_only,
-    };
-    let outcome = contract::call_endpoint(&app, request).await?;
+    let endpoint = args.endpoint()?;
+    let selector = selector(&app, &args.target).await?;
+    let outcome =
+        contract::call_endpoint(&app, args.into_request(selector, endpoint, read_only)).await?;
     Ok(answer(&outcome)?.respond(&headers))
 }
 
@@ -416,9 +261,10 @@ async fn call(
 async fn code_sample(
     State(app): Shared,
     headers: HeaderMap,
-    Params(query): Params<EndpointQuery>,
+    Params(args): Params<EndpointArgs>,
 ) -> Result<Response, Failure> {
-    let endpoint = endpoint_ref(query.operation_id, query.method, query.path)?;
-    let sample = contract::code_sample(&app, &query.target.selector(&app)?, &endpoint).await?;
+    let endpoint = args.endpoint()?;
+    let selector = selector(&app, &args.target).await?;
+    let sample = contract::code_sample(&app, &selector, &endpoint).await?;
     Ok(answer(&sample)?.respond(&headers))
 }

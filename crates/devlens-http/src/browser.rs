@@ -26,10 +26,9 @@ use serde_json::{Value, json};
 use devlens_app::live::{BrowserWatch, POLL_INTERVAL};
 use devlens_app::{
     App, AppError, Report, audit,
-    browser::{self, WithScreenshot},
+    browser::{self, Screenshot, WithScreenshot},
     debugger,
 };
-use devlens_browser::Screenshot;
 
 use crate::failure::{Failure, json_body};
 

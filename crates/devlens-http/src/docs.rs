@@ -9,13 +9,14 @@ use axum::{
     response::{IntoResponse, Response},
     routing::{get, post},
 };
-use serde::Deserialize;
 
 use devlens_app::{
     App,
-    docs::{AddDocs, IngestProgress, RemovedDocs},
+    docs::{
+        self, AddDocs, Ingest, IngestProgress, IngestReport, LibraryList, QueryDocsInput,
+        QueryDocsOutput, RemoveDocs, RemovedDocs, ResolveLibrary, Resolved,
+    },
 };
-use devlens_docs::{IngestReport, LibraryList, QueryDocsInput, QueryDocsOutput, Resolved};
 
 use crate::failure::{Body, Failure, JsonResult, Params};
 
@@ -34,15 +35,14 @@ pub(crate) fn routes() -> Router<Arc<App>> {
 
 /// `GET /api/docs/libraries`: what `devlens docs list --json` prints.
 async fn libraries(State(app): Shared) -> JsonResult<LibraryList> {
-    Ok(Json(app.docs()?.list()?))
+    Ok(Json(docs::libraries(&app)?))
 }
 
 /// `POST /api/docs/libraries`: ingest a folder (`path`) or a site crawled from `url` (within
 /// `maxPages` and `maxDepth`; `ignoreRobots` fetches what the site's robots.txt disallows).
-async fn add_library(State(app): Shared, Body(body): Body<AddDocs>) -> JsonResult<IngestReport> {
-    let request = body.into_confined_request(&app)?;
-    let report = app.docs()?.ingest(&request, &|_, _, _| {}).await?;
-    Ok(Json(report))
+async fn add_library(State(app): Shared, Body(add): Body<AddDocs>) -> JsonResult<IngestReport> {
+    let ingest = Ingest::confined(&app, add)?;
+    Ok(Json(ingest.run(&|_, _, _| {}).await?))
 }
 
 /// `POST /api/docs/libraries/stream?id=ID&path=DIR` (or `&url=URL`, and the other fields of
@@ -52,10 +52,9 @@ async fn add_library(State(app): Shared, Body(body): Body<AddDocs>) -> JsonResul
 /// before anything is read (no id, no source) is a plain 400.
 async fn add_library_stream(
     State(app): Shared,
-    Params(body): Params<AddDocs>,
+    Params(add): Params<AddDocs>,
 ) -> Result<impl IntoResponse, Failure> {
-    let request = body.into_confined_request(&app)?;
-    let docs = app.docs()?;
+    let ingest = Ingest::confined(&app, add)?;
     Ok(crate::events::stream(move |events| async move {
         let progress = {
             let events = events.clone();
@@ -63,56 +62,35 @@ async fn add_library_stream(
                 events.send("progress", &IngestProgress::new(stage, done, total))
             }
         };
-        events.finish(docs.ingest(&request, &progress).await);
+        events.finish(ingest.run(&progress).await);
     }))
 }
 
 /// `DELETE /api/docs/libraries?id=ID[&version=V]`: what `devlens docs remove` does (ids may hold
 /// `/`, hence a query parameter rather than a path segment).
-#[derive(Debug, Deserialize)]
-struct RemoveQuery {
-    #[serde(default)]
-    id: String,
-    version: Option<String>,
-}
-
 async fn remove_library(
     State(app): Shared,
-    Params(q): Params<RemoveQuery>,
+    Params(args): Params<RemoveDocs>,
 ) -> JsonResult<RemovedDocs> {
-    let docs = app.docs()?;
-    Ok(Json(devlens_app::docs::remove(
-        &docs,
-        &q.id,
-        q.version.as_deref(),
-    )?))
+    Ok(Json(docs::remove(&app, &args)?))
 }
 
-#[derive(Debug, Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct ResolveQuery {
-    #[serde(alias = "name", alias = "library_name")]
-    library_name: Option<String>,
-    query: Option<String>,
-}
-
-async fn resolve(State(app): Shared, Params(q): Params<ResolveQuery>) -> JsonResult<Resolved> {
-    let name = q.library_name.unwrap_or_default();
-    Ok(Json(app.docs()?.resolve(&name, q.query.as_deref())?))
+async fn resolve(State(app): Shared, Params(args): Params<ResolveLibrary>) -> JsonResult<Resolved> {
+    Ok(Json(docs::resolve(&app, &args)?))
 }
 
 async fn query_get(
     State(app): Shared,
     Params(input): Params<QueryDocsInput>,
 ) -> JsonResult<QueryDocsOutput> {
-    Ok(Json(app.docs()?.query(&input).await?))
+    Ok(Json(docs::query(&app, &input).await?))
 }
 
 async fn query_post(
     State(app): Shared,
     Body(input): Body<QueryDocsInput>,
 ) -> JsonResult<QueryDocsOutput> {
-    Ok(Json(app.docs()?.query(&input).await?))
+    Ok(Json(docs::query(&app, &input).await?))
 }
 
 /// `/metrics`, outside `/api/` where scrapers look for it.
@@ -125,13 +103,13 @@ pub(crate) fn metrics_route(app: Arc<App>) -> Router {
 /// `GET /metrics`: Prometheus text of the docs queries (requests, errors, latency and tokens
 /// histograms, cache hits and misses).
 async fn metrics(State(app): Shared) -> Response {
-    match app.docs() {
-        Ok(docs) => (
+    match docs::metrics_text(&app) {
+        Ok(text) => (
             [(
                 axum::http::header::CONTENT_TYPE,
                 "text/plain; version=0.0.4",
             )],
-            docs.metrics_text(),
+            text,
         )
             .into_response(),
         Err(e) => Failure::from(e).into_response(),

@@ -60,7 +60,8 @@ impl IntoResponse for Failure {
     }
 }
 
-/// Every domain error becomes a failure with its own kind and message.
+/// Every error of the application layer (each domain's error among them) becomes a failure
+/// with its own kind and message.
 macro_rules! failure_from {
     ($($t:ty),* $(,)?) => {$(
         impl From<$t> for Failure {
@@ -71,15 +72,7 @@ macro_rules! failure_from {
     )*};
 }
 
-failure_from!(
-    AppError,
-    devlens_core::CoreError,
-    devlens_openapi::explorer::ExplorerError,
-    devlens_docs::DocsError,
-    devlens_kb::KbError,
-    devlens_workspace::WorkspaceError,
-    devlens_browser::BrowserError,
-);
+failure_from!(AppError, devlens_core::CoreError);
 
 /// A body axum refused (`status`): a 400 that says what to send, except that a body too large
 /// stays a 413.

@@ -16,15 +16,15 @@ use axum::{
     response::{IntoResponse, Response},
     routing::{get, post},
 };
-use serde::{Deserialize, Deserializer};
 
 use devlens_app::{
     App,
-    kb::{KB_SETTINGS_FIELDS, KbSettingsChange, KbSettingsView, SaveSolution},
-};
-use devlens_kb::{
-    AskAnswer, AskRequest, Deleted, ImportReport, KbStatus, KnowledgeBase, ReembedReport, Saved,
-    SearchMode, SearchOptions, SearchResults, Solution, SolutionList, SolutionPatch,
+    kb::{
+        self, ASK_KNOWLEDGE_BASE_FIELDS, AskAnswer, AskKnowledgeBaseBody, CREATE_SOLUTION_FIELDS,
+        CreateSolution, Deleted, ImportReport, KB_SETTINGS_FIELDS, KbSettingsChange,
+        KbSettingsView, KbStatus, ReembedReport, SEARCH_SOLUTIONS_FIELDS, Saved, SearchResults,
+        SearchSolutionsBody, Solution, SolutionList, UPDATE_SOLUTION_FIELDS, UpdateSolution,
+    },
 };
 
 use crate::failure::{Failure, JsonResult, json_body, rejected_body};
@@ -63,158 +63,60 @@ pub(crate) fn routes() -> Router<Arc<App>> {
         .route("/kb/settings", get(settings).put(save_settings))
 }
 
-fn kb(app: &App) -> Result<Arc<KnowledgeBase>, Failure> {
-    Ok(app.kb()?)
-}
-
-/// `null` → `Some(None)` (remove), absent → `None` (keep), a value → `Some(Some(v))`.
-fn nullable<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Option<String>>, D::Error> {
-    Option::<String>::deserialize(d).map(Some)
-}
-
 /// `GET /api/kb/solutions`: every solution, newest first (what `devlens kb list --json` prints).
 async fn list(State(app): Shared) -> JsonResult<SolutionList> {
-    Ok(Json(kb(&app)?.list()?))
+    Ok(Json(kb::list(&app)?))
 }
-
-#[derive(Debug, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-struct CreateBody {
-    title: String,
-    text: String,
-    url: Option<String>,
-    summary: Option<String>,
-    #[serde(default)]
-    tags: Vec<String>,
-}
-
-const CREATE_FIELDS: &str = "{\"title\", \"text\", \"url\"?, \"summary\"?, \"tags\"?: [..]}";
 
 /// `POST /api/kb/solutions`: 201 with the saved solution.
 async fn create(
     State(app): Shared,
-    request: Result<Json<CreateBody>, JsonRejection>,
+    request: Result<Json<CreateSolution>, JsonRejection>,
 ) -> Result<(StatusCode, Json<Saved>), Failure> {
-    let b = json_body(request, CREATE_FIELDS)?;
-    let save = SaveSolution {
-        id: None,
-        title: Some(b.title),
-        text: Some(b.text),
-        url: b.url,
-        summary: b.summary,
-        tags: Some(b.tags),
-    };
-    let saved = save.run(&*kb(&app)?).await?;
-    Ok((StatusCode::CREATED, Json(saved)))
+    let new = json_body(request, CREATE_SOLUTION_FIELDS)?;
+    Ok((StatusCode::CREATED, Json(kb::create(&app, new).await?)))
 }
 
 async fn show(State(app): Shared, Path(id): Path<String>) -> JsonResult<Solution> {
-    Ok(Json(kb(&app)?.get(&id)?))
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-struct UpdateBody {
-    title: Option<String>,
-    text: Option<String>,
-    #[serde(default, deserialize_with = "nullable")]
-    url: Option<Option<String>>,
-    #[serde(default, deserialize_with = "nullable")]
-    summary: Option<Option<String>>,
-    tags: Option<Vec<String>>,
+    Ok(Json(kb::get(&app, &id)?))
 }
 
 /// `PUT /api/kb/solutions/{id}`: only the fields given change; `null` removes url or summary.
 async fn update(
     State(app): Shared,
     Path(id): Path<String>,
-    request: Result<Json<UpdateBody>, JsonRejection>,
+    request: Result<Json<UpdateSolution>, JsonRejection>,
 ) -> JsonResult<Saved> {
-    let b = json_body(
-        request,
-        "any of {\"title\", \"text\", \"url\", \"summary\", \"tags\"} (null removes url or summary)",
-    )?;
-    let patch = SolutionPatch {
-        title: b.title,
-        url: b.url,
-        text: b.text,
-        summary: b.summary,
-        tags: b.tags,
-    };
-    Ok(Json(kb(&app)?.update(&id, patch).await?))
+    let changes = json_body(request, UPDATE_SOLUTION_FIELDS)?;
+    Ok(Json(kb::update(&app, &id, changes).await?))
 }
 
 /// `DELETE /api/kb/solutions/{id}`: which solution was deleted.
 async fn remove(State(app): Shared, Path(id): Path<String>) -> JsonResult<Deleted> {
-    Ok(Json(kb(&app)?.delete(&id)?))
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-struct SearchBody {
-    query: String,
-    mode: Option<SearchMode>,
-    #[serde(alias = "top_k")]
-    top_k: Option<usize>,
-    #[serde(alias = "similarity_threshold")]
-    similarity_threshold: Option<f32>,
+    Ok(Json(kb::delete(&app, &id)?))
 }
 
 /// `POST /api/kb/search`.
 async fn search(
     State(app): Shared,
-    request: Result<Json<SearchBody>, JsonRejection>,
+    request: Result<Json<SearchSolutionsBody>, JsonRejection>,
 ) -> JsonResult<SearchResults> {
-    let b = json_body(
-        request,
-        "{\"query\", \"mode\"?: \"semantic\"|\"keyword\"|\"hybrid\", \"topK\"?, \"similarityThreshold\"?}",
-    )?;
-    let options = SearchOptions {
-        mode: b.mode,
-        top_k: b.top_k,
-        similarity_threshold: b.similarity_threshold,
-    };
-    Ok(Json(kb(&app)?.search(&b.query, &options).await?))
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-struct AskBody {
-    query: String,
-    #[serde(alias = "top_k")]
-    top_k: Option<usize>,
-    #[serde(alias = "generate_answer")]
-    generate_answer: Option<bool>,
-    mode: Option<SearchMode>,
-    #[serde(alias = "context_limit")]
-    context_limit: Option<usize>,
-    #[serde(alias = "similarity_threshold")]
-    similarity_threshold: Option<f32>,
+    let args = json_body(request, SEARCH_SOLUTIONS_FIELDS)?;
+    Ok(Json(kb::search(&app, &args.into()).await?))
 }
 
 /// `POST /api/kb/ask`: the numbered context with its sources, and an answer when asked for.
 async fn ask(
     State(app): Shared,
-    request: Result<Json<AskBody>, JsonRejection>,
+    request: Result<Json<AskKnowledgeBaseBody>, JsonRejection>,
 ) -> JsonResult<AskAnswer> {
-    let b = json_body(
-        request,
-        "{\"query\", \"topK\"?, \"generateAnswer\"?, \"mode\"?, \"contextLimit\"?, \"similarityThreshold\"?}",
-    )?;
-    let request = AskRequest {
-        query: b.query,
-        top_k: b.top_k,
-        mode: b.mode,
-        similarity_threshold: b.similarity_threshold,
-        generate_answer: b.generate_answer,
-        context_limit: b.context_limit,
-    };
-    Ok(Json(kb(&app)?.ask(&request).await?))
+    let args = json_body(request, ASK_KNOWLEDGE_BASE_FIELDS)?;
+    Ok(Json(kb::ask(&app, args.into()).await?))
 }
 
 /// `GET /api/kb/export`: the file `devlens kb export` writes, byte for byte.
 async fn export(State(app): Shared) -> Result<Response, Failure> {
-    let json = kb(&app)?.export_json()?;
+    let json = kb::export_json(&app)?;
     Ok((
         [
             (header::CONTENT_TYPE, "application/json"),
@@ -244,34 +146,30 @@ async fn import(
             ),
         )
     })?;
-    Ok(Json(kb(&app)?.import_json(&text, "the request body")?))
+    Ok(Json(kb::import_json(&app, &text, "the request body")?))
 }
 
 /// `POST /api/kb/reembed`: embeds every solution lacking a current embedding.
 async fn reembed(State(app): Shared) -> JsonResult<ReembedReport> {
-    Ok(Json(kb(&app)?.reembed(&|_, _| {}).await?))
+    Ok(Json(kb::reembed(&app, &|_, _| {}).await?))
 }
 
 /// `POST /api/kb/reembed/stream`: the same, answered as server-sent events while it runs —
 /// `progress` (`{done, total}`), then `done` (the report) or `error` (`{error, kind}`).
 async fn reembed_stream(State(app): Shared) -> impl IntoResponse {
     crate::events::stream(move |events| async move {
-        let kb = match app.kb() {
-            Ok(kb) => kb,
-            Err(e) => return events.finish::<ReembedReport, _>(Err(e)),
-        };
         let progress = events.counter();
-        events.finish(kb.reembed(&progress).await);
+        events.finish(kb::reembed(&app, &progress).await);
     })
 }
 
 async fn status(State(app): Shared) -> JsonResult<KbStatus> {
-    Ok(Json(kb(&app)?.status().await?))
+    Ok(Json(kb::status(&app).await?))
 }
 
 /// `GET /api/kb/settings`: the `[kb]` settings in effect and the config file they are saved in.
 async fn settings(State(app): Shared) -> JsonResult<KbSettingsView> {
-    Ok(Json(devlens_app::kb::settings(&app).await?))
+    Ok(Json(kb::settings(&app).await?))
 }
 
 /// `PUT /api/kb/settings`: saves the fields given into the config file's `[kb]` table (the rest
@@ -281,5 +179,5 @@ async fn save_settings(
     request: Result<Json<KbSettingsChange>, JsonRejection>,
 ) -> JsonResult<KbSettingsView> {
     let change = json_body(request, KB_SETTINGS_FIELDS)?;
-    Ok(Json(devlens_app::kb::save_settings(&app, change).await?))
+    Ok(Json(kb::save_settings(&app, change).await?))
 }

@@ -11,9 +11,11 @@ use axum::{
 
 use devlens_app::{
     App,
-    workspace::{self as files, EditFile, ListFiles, ReadFile, SearchFiles, WriteFile},
+    workspace::{
+        self as files, EditFile, FileContent, FileList, ListFiles, ReadFile, SearchFiles,
+        SearchMatches, WriteFile,
+    },
 };
-use devlens_workspace::{FileContent, FileList, SearchMatches};
 use serde_json::Value;
 
 use crate::browser::shown_answer;

@@ -1,233 +1,40 @@
-//! API tools: explore the team's OpenAPI specs (tags, endpoints, details, search).
+//! API tools: explore the team's OpenAPI specs (tags, endpoints, details, search), check
+//! traffic against them, call endpoints, write code samples.
 //!
-//! Thin adapters over [`devlens_openapi::explorer::ApiExplorer`].
+//! Thin adapters over [`devlens_app::api`] and [`devlens_app::contract`], whose argument types
+//! they take as they are; what only this surface knows — the session's workspace, whether the
+//! call came over HTTP, the token's scope — is resolved here.
 
 use rmcp::{
     RoleServer,
     handler::server::{tool::schema_for_output, wrapper::Parameters},
     model::{CallToolResult, ProgressNotificationParam},
-    schemars::{self, JsonSchema},
     service::RequestContext,
     tool, tool_router,
 };
-use serde::Deserialize;
-
-use devlens_app::api::{
-    SearchInput, confined_spec_selector, endpoint_ref, search_request, spec_selector,
-};
 
 use devlens_app::AppError;
-use devlens_app::browser::ConnectionArgs;
-use devlens_app::contract::{
-    CallEndpoint, CheckTraffic, TrafficSource, call_endpoint, check_traffic, code_sample,
+use devlens_app::api::{
+    self, BuildIndexArgs, EndpointArgs, EndpointPage, IndexReport, IndexStatus, ListEndpoints,
+    SearchArgs, SemanticSearchArgs, SpecArgs, SpecSelector, TagList,
 };
-use devlens_openapi::{
-    explorer::{EndpointPage, IndexReport, IndexStatus, SpecSelector, TagList},
-    search::{SearchMode, SearchResponse},
-};
+use devlens_app::contract::{self, CallEndpointArgs, CheckTrafficArgs};
+use devlens_app::tokens::Scope;
 
 use crate::{DevlensServer, reply::reply};
 
-/// Which spec: a configured project (default: the active one) or a spec location.
-#[derive(Debug, Default, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub(crate) struct SpecArgs {
-    /// Project name from projects.json / devlens.toml. Omit to use the active project.
-    #[serde(default, alias = "project")]
-    pub project_name: Option<String>,
-    /// A spec file path or http(s) URL, instead of a project.
-    #[serde(default)]
-    pub spec: Option<String>,
-}
-
-impl SpecArgs {
-    fn selector(&self) -> SpecSelector {
-        spec_selector(self.project_name.clone(), self.spec.clone())
-    }
-}
-
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub(crate) struct ListTagsArgs {
-    #[serde(flatten)]
-    pub target: SpecArgs,
-}
-
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub(crate) struct ListEndpointsArgs {
-    /// Tag name, as listed by list_api_tags.
-    pub tag: String,
-    /// Skip this many endpoints (paging).
-    #[serde(default)]
-    pub offset: Option<usize>,
-    /// At most this many endpoints (default 100, at most 200; nextOffset pages on).
-    #[serde(default)]
-    pub limit: Option<usize>,
-    #[serde(flatten)]
-    pub target: SpecArgs,
-}
-
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub(crate) struct EndpointDetailsArgs {
-    /// The operationId, e.g. "issues/create". Or give method and path.
-    #[serde(default)]
-    pub operation_id: Option<String>,
-    /// HTTP method, with path.
-    #[serde(default)]
-    pub method: Option<String>,
-    /// Path template as in the spec, e.g. "/repos/{owner}/{repo}/issues".
-    #[serde(default)]
-    pub path: Option<String>,
-    #[serde(flatten)]
-    pub target: SpecArgs,
-}
-
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub(crate) struct SearchArgs {
-    /// A natural-language question, e.g. "add a label to an issue". Exactly one of query or tag.
-    #[serde(default)]
-    pub query: Option<String>,
-    /// List this tag's endpoints instead of searching. Exactly one of query or tag.
-    #[serde(default)]
-    pub tag: Option<String>,
-    /// Keep only this method: GET, POST, PUT, PATCH or DELETE.
-    #[serde(default)]
-    pub method: Option<String>,
-    /// How many results, 1 to 50.
-    pub limit: i64,
-    /// hybrid (default: meaning plus keywords, ranked best), semantic, or keyword. Without a
-    /// semantic index, keyword ranking runs and the result says why.
-    #[serde(default)]
-    pub mode: Option<String>,
-    /// Attach each hit's full endpoint details (parameters, body, response).
-    #[serde(default)]
-    pub details: Option<bool>,
-    #[serde(flatten)]
-    pub target: SpecArgs,
-}
-
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub(crate) struct SemanticSearchArgs {
-    /// A natural-language question, e.g. "add a label to an issue". Exactly one of query or tag.
-    #[serde(default)]
-    pub query: Option<String>,
-    /// List this tag's endpoints instead of searching. Exactly one of query or tag.
-    #[serde(default)]
-    pub tag: Option<String>,
-    /// Keep only this method: GET, POST, PUT, PATCH or DELETE.
-    #[serde(default)]
-    pub method: Option<String>,
-    /// How many results, 1 to 50 (default 10).
-    #[serde(default)]
-    pub limit: Option<i64>,
-    /// Attach each hit's full endpoint details (parameters, body, response).
-    #[serde(default)]
-    pub details: Option<bool>,
-    #[serde(flatten)]
-    pub target: SpecArgs,
-}
-
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub(crate) struct IndexArgs {
-    #[serde(flatten)]
-    pub target: SpecArgs,
-}
-
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub(crate) struct BuildIndexArgs {
-    /// Embed every endpoint again instead of reusing the vectors of unchanged ones.
-    #[serde(default)]
-    pub force_rebuild: Option<bool>,
-    #[serde(flatten)]
-    pub target: SpecArgs,
-}
-
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub(crate) struct CheckTrafficArgs {
-    /// A HAR file (workspace-relative) to check instead of the browser tab's live traffic.
-    #[serde(default)]
-    pub har: Option<String>,
-    /// Where the API runs, e.g. "http://127.0.0.1:8080/api". Default: the project's base_url,
-    /// else the spec's servers (their paths on the page's own origin too).
-    #[serde(default)]
-    pub base_url: Option<String>,
-    /// Also the requests of pages the tab showed before the current one.
-    #[serde(default)]
-    pub include_previous_pages: Option<bool>,
-    /// The browser connection (omit for the active one).
-    #[serde(default)]
-    pub connection_id: Option<String>,
-    #[serde(flatten)]
-    pub target: SpecArgs,
-}
-
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub(crate) struct CallEndpointArgs {
-    /// The operationId, e.g. "createOrder". Or give method and path.
-    #[serde(default)]
-    pub operation_id: Option<String>,
-    #[serde(default)]
-    pub method: Option<String>,
-    #[serde(default)]
-    pub path: Option<String>,
-    /// Parameters by name (path, query, header alike), e.g. {"productId": 7, "limit": 10}.
-    #[serde(default)]
-    pub params: Option<serde_json::Map<String, serde_json::Value>>,
-    /// The request body (JSON).
-    #[serde(default)]
-    pub body: Option<serde_json::Value>,
-    /// Extra request headers.
-    #[serde(default)]
-    pub headers: Option<std::collections::BTreeMap<String, String>>,
-    /// Overrides the project's base URL.
-    #[serde(default)]
-    pub base_url: Option<String>,
-    /// Send it. Default: GET/HEAD/OPTIONS are sent, other methods shown as a dry run (curl).
-    #[serde(default)]
-    pub execute: Option<bool>,
-    #[serde(flatten)]
-    pub target: SpecArgs,
-}
-
 impl DevlensServer {
     /// The spec `target` names: a `spec` file only inside this session's workspace, and no URL
-    /// over HTTP (devlens_app::api::confined_spec_selector).
+    /// over HTTP.
     async fn selector(
         &self,
         target: &SpecArgs,
         context: &RequestContext<RoleServer>,
     ) -> Result<SpecSelector, AppError> {
-        if target.spec.as_deref().is_none_or(|s| s.trim().is_empty()) {
-            return Ok(target.selector());
-        }
-        let workspace = self.workspace(context).await?;
         let over_http = context.extensions.get::<http::request::Parts>().is_some();
-        confined_spec_selector(
-            target.project_name.clone(),
-            target.spec.clone(),
-            &workspace,
-            over_http,
-        )
-    }
-
-    /// Runs a search as `input` asks, or says why it is invalid.
-    async fn run_search(
-        &self,
-        target: &SpecArgs,
-        input: SearchInput,
-        context: &RequestContext<RoleServer>,
-    ) -> Result<SearchResponse, AppError> {
-        let request = search_request(input)?;
-        let selector = self.selector(target, context).await?;
-        Ok(self.app().api().search(&selector, &request).await?)
+        target
+            .confined_selector(|| self.workspace(context), over_http)
+            .await
     }
 }
 
@@ -269,13 +76,10 @@ impl DevlensServer {
     )]
     async fn list_api_tags(
         &self,
-        Parameters(args): Parameters<ListTagsArgs>,
+        Parameters(args): Parameters<SpecArgs>,
         context: RequestContext<RoleServer>,
     ) -> CallToolResult {
-        let tags = async {
-            let selector = self.selector(&args.target, &context).await?;
-            Ok::<_, AppError>(self.app().api().tags(&selector).await?)
-        };
+        let tags = async { api::tags(self.app(), &self.selector(&args, &context).await?).await };
         reply(tags.await)
     }
 
@@ -287,20 +91,14 @@ impl DevlensServer {
     )]
     async fn list_endpoints_by_tag(
         &self,
-        Parameters(args): Parameters<ListEndpointsArgs>,
+        Parameters(mut args): Parameters<ListEndpoints>,
         context: RequestContext<RoleServer>,
     ) -> CallToolResult {
-        let limit = args
-            .limit
-            .unwrap_or(devlens_openapi::explorer::DEFAULT_PAGE);
+        // A model reads every line it is sent: its pages are shorter than a person's (200).
+        args.limit.get_or_insert(api::DEFAULT_PAGE);
         let page = async {
             let selector = self.selector(&args.target, &context).await?;
-            Ok::<_, AppError>(
-                self.app()
-                    .api()
-                    .endpoints(&selector, &args.tag, args.offset.unwrap_or(0), Some(limit))
-                    .await?,
-            )
+            api::endpoints(self.app(), &selector, &args).await
         };
         reply(page.await)
     }
@@ -318,13 +116,13 @@ impl DevlensServer {
     )]
     async fn get_endpoint_details(
         &self,
-        Parameters(args): Parameters<EndpointDetailsArgs>,
+        Parameters(args): Parameters<EndpointArgs>,
         context: RequestContext<RoleServer>,
     ) -> CallToolResult {
         let details = async {
-            let endpoint = endpoint_ref(args.operation_id, args.method, args.path)?;
+            let endpoint = args.endpoint()?;
             let selector = self.selector(&args.target, &context).await?;
-            Ok::<_, AppError>(self.app().api().details(&selector, &endpoint).await?)
+            api::details(self.app(), &selector, &endpoint).await
         };
         reply(details.await)
     }
@@ -345,15 +143,12 @@ impl DevlensServer {
         Parameters(args): Parameters<SearchArgs>,
         context: RequestContext<RoleServer>,
     ) -> CallToolResult {
-        let input = SearchInput {
-            query: args.query,
-            tag: args.tag,
-            method: args.method,
-            limit: Some(args.limit),
-            mode: args.mode,
-            details: args.details.unwrap_or(false),
+        let found = async {
+            let request = args.request()?;
+            let selector = self.selector(&args.target, &context).await?;
+            api::search(self.app(), &selector, &request).await
         };
-        reply(self.run_search(&args.target, input, &context).await)
+        reply(found.await)
     }
 
     /// Find endpoints by meaning (embeddings): the same as search_api_documentation in semantic
@@ -372,15 +167,12 @@ impl DevlensServer {
         Parameters(args): Parameters<SemanticSearchArgs>,
         context: RequestContext<RoleServer>,
     ) -> CallToolResult {
-        let input = SearchInput {
-            query: args.query,
-            tag: args.tag,
-            method: args.method,
-            limit: Some(args.limit.unwrap_or(10)),
-            mode: Some(SearchMode::Semantic.as_str().to_string()),
-            details: args.details.unwrap_or(false),
+        let found = async {
+            let request = args.request()?;
+            let selector = self.selector(&args.target, &context).await?;
+            api::search(self.app(), &selector, &request).await
         };
-        reply(self.run_search(&args.target, input, &context).await)
+        reply(found.await)
     }
 
     /// Build or rebuild the semantic search index of a project's spec (embeds every endpoint;
@@ -400,12 +192,7 @@ impl DevlensServer {
         let (progress, forwarder) = progress_sender(&context);
         let result = async {
             let selector = self.selector(&args.target, &context).await?;
-            Ok::<_, AppError>(
-                self.app()
-                    .api()
-                    .build_index(&selector, args.force_rebuild.unwrap_or(false), &progress)
-                    .await?,
-            )
+            api::build_index(self.app(), &selector, &args, &progress).await
         }
         .await;
         drop(progress);
@@ -425,12 +212,12 @@ impl DevlensServer {
     )]
     async fn get_api_index_status(
         &self,
-        Parameters(args): Parameters<IndexArgs>,
+        Parameters(args): Parameters<SpecArgs>,
         context: RequestContext<RoleServer>,
     ) -> CallToolResult {
         let status = async {
-            let selector = self.selector(&args.target, &context).await?;
-            Ok::<_, AppError>(self.app().api().index_status(&selector).await?)
+            let selector = self.selector(&args, &context).await?;
+            api::index_status(self.app(), &selector).await
         };
         reply(status.await)
     }
@@ -453,26 +240,9 @@ impl DevlensServer {
         Parameters(args): Parameters<CheckTrafficArgs>,
         context: RequestContext<RoleServer>,
     ) -> CallToolResult {
-        let source = match args
-            .har
-            .map(|h| h.trim().to_string())
-            .filter(|h| !h.is_empty())
-        {
-            Some(path) => TrafficSource::HarPath(path),
-            None => TrafficSource::Browser {
-                connection: ConnectionArgs {
-                    connection_id: args.connection_id,
-                },
-                include_previous_pages: args.include_previous_pages.unwrap_or(false),
-            },
-        };
         let checked = async {
-            let request = CheckTraffic {
-                selector: self.selector(&args.target, &context).await?,
-                base_url: args.base_url,
-                source,
-            };
-            check_traffic(self.app(), request).await
+            let selector = self.selector(&args.target, &context).await?;
+            contract::check_traffic(self.app(), args.into_request(selector)).await
         };
         reply(checked.await)
     }
@@ -498,21 +268,12 @@ impl DevlensServer {
     ) -> CallToolResult {
         // A read token (over HTTP) gets the dry run only: the request is shown, nothing sent,
         // and `execute: true` is refused.
-        let read_only = crate::token_scope(&context) == Some(devlens_app::tokens::Scope::Read);
+        let read_only = crate::token_scope(&context) == Some(Scope::Read);
         let outcome = async {
-            let endpoint = endpoint_ref(args.operation_id, args.method, args.path)?;
-            let request = CallEndpoint {
-                selector: self.selector(&args.target, &context).await?,
-                endpoint: Some(endpoint),
-                params: args.params.unwrap_or_default(),
-                headers: args.headers.unwrap_or_default().into_iter().collect(),
-                body: args.body,
-                content_type: None,
-                base_url: args.base_url,
-                execute: args.execute,
-                dry_run_only: read_only,
-            };
-            call_endpoint(self.app(), request).await
+            let endpoint = args.endpoint()?;
+            let selector = self.selector(&args.target, &context).await?;
+            let request = args.into_request(selector, endpoint, read_only);
+            contract::call_endpoint(self.app(), request).await
         };
         reply(outcome.await)
     }
@@ -530,13 +291,13 @@ impl DevlensServer {
     )]
     async fn get_code_sample(
         &self,
-        Parameters(args): Parameters<EndpointDetailsArgs>,
+        Parameters(args): Parameters<EndpointArgs>,
         context: RequestContext<RoleServer>,
     ) -> CallToolResult {
         let sample = async {
-            let endpoint = endpoint_ref(args.operation_id, args.method, args.path)?;
+            let endpoint = args.endpoint()?;
             let selector = self.selector(&args.target, &context).await?;
-            code_sample(self.app(), &selector, &endpoint).await
+            contract::code_sample(self.app(), &selector, &endpoint).await
         };
         reply(sample.await)
     }

@@ -1,8 +1,8 @@
 //! Browser tools: drive a real Chrome over the DevTools Protocol — connections, tabs, page view,
 //! actions, console, network, screenshots, live code, emulation.
 //!
-//! Thin adapters over [`devlens_browser::BrowserSessions`] and [`devlens_browser::Tab`]: each
-//! handler turns its arguments into the domain call and the result into compact text plus
+//! Thin adapters over [`devlens_app::browser`]: each handler passes its arguments (the
+//! application layer's own types) to one call there, and turns the result into compact text plus
 //! `structuredContent` (screenshots as MCP image content). Every tool that acts on a page takes
 //! an optional `connectionId`; without it the active connection and its active tab are used.
 
@@ -18,8 +18,8 @@ use devlens_app::browser::{
     NetworkRequestArgs, PressKeyArgs, QueryElementsArgs, RemoveCssArgs, ScreenshotArgs, ScrollArgs,
     SelectOptionArgs, SnapshotArgs, TargetArgs, TypeTextArgs, WaitForArgs, WithScreenshot,
 };
+use devlens_app::browser::{CssInjection, CssRemoval, Disconnected};
 use devlens_app::{AppError, Report};
-use devlens_browser::{CssInjection, CssRemoval, Disconnected};
 
 use crate::{
     DevlensServer,

@@ -11,8 +11,7 @@ use rmcp::{
     model::{CompletionInfo, Reference},
 };
 
-use devlens_app::artifacts;
-use devlens_openapi::explorer::SpecSelector;
+use devlens_app::{api, artifacts, docs, kb, projects};
 
 use crate::{DevlensServer, prompts, resources::TEMPLATES};
 
@@ -71,34 +70,20 @@ impl DevlensServer {
         let project = context.get("project").cloned();
         let library = context.get("library").cloned();
         let candidates: Vec<String> = match kind {
-            "project" => self
-                .app()
-                .api()
-                .projects()
-                .map(|r| r.names())
+            "project" => projects::list(self.app())
+                .map(|list| list.projects.into_iter().map(|p| p.name).collect())
                 .unwrap_or_default(),
-            "operationId" => match self.app().api().open(&SpecSelector::project(project)).await {
-                Ok(spec) => spec
-                    .operations()
-                    .iter()
-                    .filter_map(|op| op.operation_id.clone())
-                    .collect(),
-                Err(_) => Vec::new(),
-            },
-            "tag" => match self.app().api().tags(&SpecSelector::project(project)).await {
+            "operationId" => api::operation_ids(self.app(), &api::SpecSelector::project(project))
+                .await
+                .unwrap_or_default(),
+            "tag" => match api::tags(self.app(), &api::SpecSelector::project(project)).await {
                 Ok(list) => list.tags.into_iter().map(|t| t.name).collect(),
                 Err(_) => Vec::new(),
             },
-            "library" => self
-                .app()
-                .docs()
-                .and_then(|d| d.list())
+            "library" => docs::libraries(self.app())
                 .map(|l| l.libraries.into_iter().map(|l| l.id).collect())
                 .unwrap_or_default(),
-            "version" => self
-                .app()
-                .docs()
-                .and_then(|d| d.list())
+            "version" => docs::libraries(self.app())
                 .map(|l| {
                     l.libraries
                         .into_iter()
@@ -107,12 +92,11 @@ impl DevlensServer {
                         .collect()
                 })
                 .unwrap_or_default(),
-            "page" => match (library, self.app().docs()) {
-                (Some(id), Ok(docs)) => docs
-                    .outline(&id, None)
+            "page" => match library {
+                Some(id) => docs::outline(self.app(), &id)
                     .map(|o| o.pages.into_iter().map(|p| p.source).collect())
                     .unwrap_or_default(),
-                _ => Vec::new(),
+                None => Vec::new(),
             },
             "kbTags" => return Ok(self.complete_tags(typed)),
             "solution" => return Ok(self.complete_solutions(typed)),
@@ -146,7 +130,7 @@ impl DevlensServer {
             None => ("", typed),
         };
         let mut counts: BTreeMap<String, usize> = BTreeMap::new();
-        if let Ok(list) = self.app().kb().and_then(|kb| kb.list()) {
+        if let Ok(list) = kb::list(self.app()) {
             for tag in list.solutions.into_iter().flat_map(|s| s.tags) {
                 *counts.entry(tag).or_default() += 1;
             }
@@ -168,10 +152,7 @@ impl DevlensServer {
     /// Solution ids whose id starts with, or whose title contains, what was typed.
     fn complete_solutions(&self, typed: &str) -> CompletionInfo {
         let needle = typed.to_lowercase();
-        let ids: Vec<String> = self
-            .app()
-            .kb()
-            .and_then(|kb| kb.list())
+        let ids: Vec<String> = kb::list(self.app())
             .map(|list| {
                 list.solutions
                     .into_iter()

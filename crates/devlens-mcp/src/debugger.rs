@@ -1,7 +1,7 @@
 //! Debugger tools: breakpoints, stepping, the call stack, evaluation in a call frame, pausing on
 //! exceptions — each pause answered with the page's pause context.
 //!
-//! Thin adapters over the `debugger` methods of [`devlens_browser::Tab`]. Every tool is listed
+//! Thin adapters over [`devlens_app::debugger`] (the browser tab's debugger). Every tool is listed
 //! unless `--dynamic-tools` (see `visibility`), and either way a call made in the wrong state
 //! answers with what to do first, e.g. "not paused: set a breakpoint with `breakpoint`, then
 //! trigger it".

@@ -1,30 +1,17 @@
 //! Library docs tools: `resolve_library_id` and `query_docs`, a local Context7.
 //!
-//! Thin adapters over [`devlens_docs::Docs`], which the application layer opens on first use and
-//! shares with the REST API.
+//! Thin adapters over [`devlens_app::docs`], whose argument types they take as they are; the
+//! docs themselves are opened on first use and shared with the REST API.
 
 use rmcp::{
     handler::server::{tool::schema_for_output, wrapper::Parameters},
     model::CallToolResult,
-    schemars::{self, JsonSchema},
     tool, tool_router,
 };
-use serde::Deserialize;
 
-use devlens_docs::{QueryDocsInput, Resolved};
+use devlens_app::docs::{self, QueryDocsInput, ResolveLibrary, Resolved};
 
 use crate::{DevlensServer, reply::reply};
-
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub(crate) struct ResolveArgs {
-    /// The library or package name as you know it, e.g. "react", "vue", "@vue/runtime-core",
-    /// "node:fs". Spelling mistakes are tolerated.
-    pub library_name: String,
-    /// What you want to do with it; breaks ties between similar names.
-    #[serde(default)]
-    pub query: Option<String>,
-}
 
 #[tool_router(router = docs_tools, vis = "pub(crate)")]
 impl DevlensServer {
@@ -37,13 +24,9 @@ impl DevlensServer {
     )]
     async fn resolve_library_id(
         &self,
-        Parameters(args): Parameters<ResolveArgs>,
+        Parameters(args): Parameters<ResolveLibrary>,
     ) -> CallToolResult {
-        let resolved = self
-            .app()
-            .docs()
-            .and_then(|docs| docs.resolve(&args.library_name, args.query.as_deref()));
-        reply(resolved)
+        reply(docs::resolve(self.app(), &args))
     }
 
     /// Answer a question from a library's docs: the best sections and code examples, assembled
@@ -59,10 +42,6 @@ impl DevlensServer {
         )
     )]
     async fn query_docs(&self, Parameters(input): Parameters<QueryDocsInput>) -> CallToolResult {
-        let answer = match self.app().docs() {
-            Ok(docs) => docs.query(&input).await,
-            Err(e) => Err(e),
-        };
-        reply(answer)
+        reply(docs::query(self.app(), &input).await)
     }
 }

@@ -1,8 +1,10 @@
 //! The devlens MCP server.
 //!
-//! Each tool family lives in its own module as a thin adapter: it validates the arguments, calls
-//! a domain crate, and shapes the reply (compact text for the model, `structuredContent` for
-//! programs). Nothing here parses specs or ranks results.
+//! Each tool family lives in its own module as a thin adapter: it takes the family's argument
+//! types from `devlens-app`, resolves what only this surface knows (the session's workspace,
+//! whether the call came over HTTP, the token's scope), makes one call into `devlens-app`, and
+//! shapes the reply (compact text for the model, `structuredContent` for programs). Nothing here
+//! parses specs or ranks results, and no domain crate is named: `devlens-app` is the one door.
 //!
 //! Argument errors come back as `isError` tool results rather than JSON-RPC errors: MCP clients
 //! hide protocol errors from the model, and the model is the one who can fix its call.
@@ -43,11 +45,10 @@ use rmcp::{
     },
 };
 
-use devlens_app::{App, tokens::Scope};
+use devlens_app::{App, tokens::Scope, workspace::Workspace};
 use tracing::Instrument as _;
 
 pub use devlens_app;
-pub use devlens_browser;
 pub use families::{ToolFamilies, ToolFamily};
 pub use logging::{LogFeed, LogFeedLayer};
 pub use rmcp;
@@ -121,7 +122,7 @@ pub struct DevlensServer {
     /// What this session lists (hidden tools, the state): one per session, shared by clones.
     visibility: Arc<Visibility>,
     /// The workspace this session works in, once known (see [`workspace`]).
-    session_workspace: Arc<std::sync::Mutex<Option<Arc<devlens_workspace::Workspace>>>>,
+    session_workspace: Arc<std::sync::Mutex<Option<Arc<Workspace>>>>,
     /// The resources this session follows (`resources/subscribe`).
     subscriptions: Arc<resources::Subscriptions>,
     /// Set once the client listed resources: only then is the list watched for changes.
@@ -167,14 +168,14 @@ impl DevlensServer {
         &self.options
     }
 
-    fn session_workspace(&self) -> Option<Arc<devlens_workspace::Workspace>> {
+    fn session_workspace(&self) -> Option<Arc<Workspace>> {
         self.session_workspace
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .clone()
     }
 
-    fn set_session_workspace(&self, ws: Option<Arc<devlens_workspace::Workspace>>) {
+    fn set_session_workspace(&self, ws: Option<Arc<Workspace>>) {
         *self
             .session_workspace
             .lock()

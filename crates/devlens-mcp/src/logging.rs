@@ -427,13 +427,13 @@ mod tests {
         let subscriber = tracing_subscriber::registry().with(feed.layer());
         tracing::subscriber::with_default(subscriber, || {
             let _in_session = log.span().entered();
-            tracing::info!(target: "devlens_docs::query", library = "react", "query answered");
+            tracing::info!(target: "devlens_app::docs", library = "react", "query answered");
             tracing::warn!(target: "rmcp::service", "not ours");
-            tracing::debug!(target: "devlens_docs::query", "below the level");
+            tracing::debug!(target: "devlens_app::docs", "below the level");
         });
         assert_eq!(
             drain(&mut events),
-            ["devlens_docs query answered library=react"],
+            ["devlens_app query answered library=react"],
             "other crates' events and those below the level are not sent"
         );
         assert!(rank(mcp_level(tracing::Level::ERROR)) > rank(LoggingLevel::Warning));
@@ -456,10 +456,10 @@ mod tests {
             a.span().in_scope(|| {
                 // Nested spans of the work keep the session.
                 let _inner = tracing::info_span!("query").entered();
-                tracing::info!(target: "devlens_docs", path = "/home/a/secret.md", "read by A");
+                tracing::info!(target: "devlens_app::docs", path = "/home/a/secret.md", "read by A");
             });
             b.span()
-                .in_scope(|| tracing::info!(target: "devlens_kb", "searched by B"));
+                .in_scope(|| tracing::info!(target: "devlens_app::kb", "searched by B"));
             stdio
                 .span()
                 .in_scope(|| tracing::info!(target: "devlens_app", "asked over stdio"));
@@ -467,9 +467,9 @@ mod tests {
         });
         assert_eq!(
             drain(&mut to_a),
-            ["devlens_docs read by A path=/home/a/secret.md"]
+            ["devlens_app read by A path=/home/a/secret.md"]
         );
-        assert_eq!(drain(&mut to_b), ["devlens_kb searched by B"]);
+        assert_eq!(drain(&mut to_b), ["devlens_app searched by B"]);
         assert_eq!(
             drain(&mut to_stdio),
             ["devlens_app asked over stdio", "devlens started"]
@@ -485,12 +485,12 @@ mod tests {
         let subscriber = tracing_subscriber::registry().with(feed.layer());
         tracing::subscriber::with_default(subscriber, || {
             let span = log.span();
-            span.in_scope(|| tracing::info!(target: "devlens_docs", "on time"));
+            span.in_scope(|| tracing::info!(target: "devlens_app::docs", "on time"));
             drop(log);
             assert_eq!(feed.listeners.count.load(Ordering::Relaxed), 0);
-            span.in_scope(|| tracing::info!(target: "devlens_docs", "late"));
+            span.in_scope(|| tracing::info!(target: "devlens_app::docs", "late"));
         });
-        assert_eq!(drain(&mut events), ["devlens_docs on time"]);
+        assert_eq!(drain(&mut events), ["devlens_app on time"]);
     }
 
     #[test]
@@ -502,7 +502,7 @@ mod tests {
         tracing::subscriber::with_default(subscriber, || {
             let _in_session = log.span().entered();
             for n in 0..(BACKLOG + 5) {
-                tracing::info!(target: "devlens_docs", n, "event");
+                tracing::info!(target: "devlens_app::docs", n, "event");
             }
         });
         assert_eq!(drain(&mut events).len(), BACKLOG);

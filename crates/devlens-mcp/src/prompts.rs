@@ -12,10 +12,9 @@ use rmcp::{
 
 use devlens_app::{
     Report,
-    api::{SearchInput, search_request},
+    api::{self, SearchArgs, SpecSelector},
+    docs::QueryDocsInput,
 };
-use devlens_docs::QueryDocsInput;
-use devlens_openapi::explorer::SpecSelector;
 
 use crate::{DevlensServer, ToolFamily};
 
@@ -205,19 +204,13 @@ impl DevlensServer {
              3. Write the request in the project's code (its HTTP client, types for the body and \
              the response), handling the documented error statuses.\n"
         );
-        let input = SearchInput {
+        let search = SearchArgs {
             query: Some(task.to_string()),
-            tag: None,
-            method: None,
             limit: Some(5),
-            mode: None,
-            details: false,
+            ..SearchArgs::default()
         };
-        let found = match search_request(input) {
-            Ok(request) => self
-                .app()
-                .api()
-                .search(&selector, &request)
+        let found = match search.request() {
+            Ok(request) => api::search(self.app(), &selector, &request)
                 .await
                 .map(|r| r.to_text())
                 .map_err(|e| e.to_string()),
@@ -241,6 +234,8 @@ impl DevlensServer {
             include_code: None,
             context_limit: None,
         };
+        // Opened apart from the query: docs that cannot open are devlens' failure, a query
+        // that fails is the caller's to fix.
         let docs = self
             .app()
             .docs()

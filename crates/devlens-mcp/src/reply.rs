@@ -4,7 +4,7 @@
 use rmcp::model::{CallToolResult, ContentBlock};
 use serde::Serialize;
 
-use devlens_app::{Classify, Report};
+use devlens_app::{Classify, Report, browser::Screenshot};
 
 /// A successful result: `text` is what the model reads, `value` goes in `structuredContent`.
 pub(crate) fn structured<T: Serialize>(text: String, value: &T) -> CallToolResult {
@@ -29,7 +29,7 @@ pub(crate) fn reply<T: Report, E: Classify>(result: Result<T, E>) -> CallToolRes
 }
 
 /// A screenshot as an MCP image block.
-pub(crate) fn image_block(shot: &devlens_browser::Screenshot) -> ContentBlock {
+pub(crate) fn image_block(shot: &Screenshot) -> ContentBlock {
     use base64::Engine as _;
     let data = base64::engine::general_purpose::STANDARD.encode(&shot.data);
     ContentBlock::image(data, shot.format.mime_type())
@@ -38,7 +38,7 @@ pub(crate) fn image_block(shot: &devlens_browser::Screenshot) -> ContentBlock {
 /// Appends the screenshot a call asked for (or a note saying why there is none).
 pub(crate) fn with_image(
     mut reply: CallToolResult,
-    screenshot: Option<Result<devlens_browser::Screenshot, String>>,
+    screenshot: Option<Result<Screenshot, String>>,
 ) -> CallToolResult {
     match screenshot {
         Some(Ok(shot)) => reply.content.push(image_block(&shot)),

@@ -25,9 +25,9 @@ use rmcp::{
 };
 use serde_json::json;
 
-use devlens_app::{AppError, Classify, ErrorKind, Report, artifacts};
+use devlens_app::api::{self, EndpointRef, SpecSelector};
+use devlens_app::{AppError, Classify, ErrorKind, Report, artifacts, docs, kb, projects};
 use devlens_core::percent::{decode, encode};
-use devlens_openapi::{EndpointRef, explorer::SpecSelector};
 
 use crate::{DevlensServer, ToolFamily, visibility::ToolState};
 
@@ -309,8 +309,8 @@ impl DevlensServer {
                 "API projects",
                 "The configured API projects and their specs; the active one is marked.",
             ));
-            if let Ok(registry) = self.app().api().projects() {
-                for name in registry.names() {
+            if let Ok(list) = projects::list(self.app()) {
+                for name in list.projects.into_iter().map(|p| p.name) {
                     out.push(resource(
                         &Address::Operations {
                             project: name.clone(),
@@ -338,7 +338,7 @@ impl DevlensServer {
                 "Library docs",
                 "The libraries whose docs devlens holds, with their versions.",
             ));
-            if let Ok(list) = self.app().docs().and_then(|d| d.list()) {
+            if let Ok(list) = docs::libraries(self.app()) {
                 for lib in list.libraries {
                     out.push(resource(
                         &Address::Library {
@@ -425,62 +425,41 @@ impl DevlensServer {
         }
         let err = |e: AppError| app_error(uri, e);
         let project = |p: &str| SpecSelector::project(Some(p.to_string()));
-        let api = self.app().api();
+        let app = self.app();
         let text = match &address {
             Address::Projects => projects_text(self).map_err(err)?,
-            Address::Operations { project: p } => api
-                .operations(&project(p))
+            Address::Operations { project: p } => api::operations(app, &project(p))
                 .await
-                .map_err(|e| err(e.into()))?
+                .map_err(err)?
                 .to_text(),
             Address::Operation {
                 project: p,
                 operation,
-            } => api
-                .details(&project(p), &EndpointRef::parse(operation))
+            } => api::details(app, &project(p), &EndpointRef::parse(operation))
                 .await
-                .map_err(|e| err(e.into()))?
+                .map_err(err)?
                 .to_text(),
-            Address::Tag { project: p, tag } => api
-                .endpoints(&project(p), tag, 0, None)
+            Address::Tag { project: p, tag } => {
+                let whole_tag = api::ListEndpoints {
+                    tag: Some(tag.clone()),
+                    ..api::ListEndpoints::default()
+                };
+                api::endpoints(app, &project(p), &whole_tag)
+                    .await
+                    .map_err(err)?
+                    .to_text()
+            }
+            Address::IndexStatus { project: p } => api::index_status(app, &project(p))
                 .await
-                .map_err(|e| err(e.into()))?
+                .map_err(err)?
                 .to_text(),
-            Address::IndexStatus { project: p } => api
-                .index_status(&project(p))
-                .await
-                .map_err(|e| err(e.into()))?
-                .to_text(),
-            Address::Libraries => self
-                .app()
-                .docs()
-                .and_then(|d| d.list())
-                .map_err(|e| err(e.into()))?
-                .to_text(),
-            Address::Library { library } => self
-                .app()
-                .docs()
-                .and_then(|d| d.outline(library, None))
-                .map_err(|e| err(e.into()))?
-                .to_text(),
-            Address::Page { library, page } => self
-                .app()
-                .docs()
-                .and_then(|d| d.page(library, None, page))
-                .map_err(|e| err(e.into()))?
-                .to_text(),
-            Address::Solutions => self
-                .app()
-                .kb()
-                .and_then(|kb| kb.list())
-                .map_err(|e| err(e.into()))?
-                .to_text(),
-            Address::Solution { id } => self
-                .app()
-                .kb()
-                .and_then(|kb| kb.get(id))
-                .map_err(|e| err(e.into()))?
-                .to_text(),
+            Address::Libraries => docs::libraries(app).map_err(err)?.to_text(),
+            Address::Library { library } => docs::outline(app, library).map_err(err)?.to_text(),
+            Address::Page { library, page } => {
+                docs::page(app, library, page).map_err(err)?.to_text()
+            }
+            Address::Solutions => kb::list(app).map_err(err)?.to_text(),
+            Address::Solution { id } => kb::get(app, id).map_err(err)?.to_text(),
             Address::Browser => browser_text(self).await,
             Address::Artifact { name } => {
                 let (artifact, bytes) = artifacts::read(self.app(), name).map_err(err)?;
@@ -581,10 +560,10 @@ impl DevlensServer {
 }
 
 fn projects_text(server: &DevlensServer) -> Result<String, AppError> {
-    let registry = server.app().api().projects()?;
-    let active = registry.active_name();
+    let list = projects::list(server.app())?;
+    let active = list.active;
     let mut out = String::new();
-    for p in registry.projects() {
+    for p in &list.projects {
         let mark = if active.as_deref() == Some(p.name.as_str()) {
             " (active)"
         } else {

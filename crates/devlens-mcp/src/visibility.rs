@@ -30,7 +30,7 @@ use rmcp::{
 use serde::{Deserialize, Serialize};
 use tokio::sync::watch;
 
-use devlens_browser::BrowserSessions;
+use devlens_app::BrowserSessions;
 
 use crate::{
     DevlensServer, ToolFamily,

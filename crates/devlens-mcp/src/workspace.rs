@@ -17,9 +17,8 @@ use rmcp::{
 
 use devlens_app::{
     AppError,
-    workspace::{self as files, EditFile, ListFiles, ReadFile, SearchFiles, WriteFile},
+    workspace::{self as files, EditFile, ListFiles, ReadFile, SearchFiles, Workspace, WriteFile},
 };
-use devlens_workspace::Workspace;
 
 use crate::{
     DevlensServer,

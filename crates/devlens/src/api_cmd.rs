@@ -1,19 +1,21 @@
-//! `devlens api …`: the API tools on the command line. Same core functions as the MCP tools;
+//! `devlens api …`: the API tools on the command line. The same application calls and argument
+//! types as the MCP tools and the REST API (the spec named as the user typed it, unconfined);
 //! compact text by default, the stable JSON shapes with `--json`.
 
 use anyhow::Context as _;
 use devlens_app::{
     App,
-    api::{SearchInput, endpoint_ref, search_mode, search_request, spec_selector},
+    api::{
+        self, BuildIndexArgs, ListEndpoints, SearchArgs, SpecSelector, endpoint_ref, search_mode,
+    },
 };
 use serde_json::{Map, Value, json};
 
 use devlens_app::AppError;
-use devlens_app::contract::{self, CallEndpoint, CheckTraffic, TrafficSource};
+use devlens_app::contract::{self, CallEndpoint, CheckTraffic, TrafficReport, TrafficSource};
 use devlens_app::projects::ReindexEvent;
 use devlens_core::Config;
-use devlens_openapi::contract::traffic::TrafficReport;
-use devlens_openapi::{eval::parse_golden, explorer::SpecSelector};
+use devlens_openapi::eval::parse_golden;
 
 use crate::cli::{ApiCommand, SpecArgs};
 use crate::output::report;
@@ -21,7 +23,7 @@ use crate::progress::ProgressLine;
 use crate::remote::Remote;
 
 fn selector(target: &SpecArgs) -> SpecSelector {
-    spec_selector(target.project.clone(), target.spec.clone())
+    target.to_app().selector()
 }
 
 pub(crate) async fn run(mut config: Config, command: ApiCommand) -> anyhow::Result<()> {
@@ -33,10 +35,9 @@ pub(crate) async fn run(mut config: Config, command: ApiCommand) -> anyhow::Resu
         config.file.embedding.provider = Some(provider.clone());
     }
     let app = App::new(config);
-    let explorer = app.api();
     match command {
         ApiCommand::Tags { target, json } => {
-            let list = explorer.tags(&selector(&target)).await?;
+            let list = api::tags(&app, &selector(&target)).await?;
             report(json, &list)
         }
         ApiCommand::Endpoints {
@@ -46,9 +47,13 @@ pub(crate) async fn run(mut config: Config, command: ApiCommand) -> anyhow::Resu
             limit,
             json,
         } => {
-            let page = explorer
-                .endpoints(&selector(&target), &tag, offset, limit)
-                .await?;
+            let args = ListEndpoints {
+                tag: Some(tag),
+                offset: Some(offset),
+                limit,
+                target: target.to_app(),
+            };
+            let page = api::endpoints(&app, &args.target.selector(), &args).await?;
             report(json, &page)
         }
         ApiCommand::CheckTraffic {
@@ -153,7 +158,7 @@ pub(crate) async fn run(mut config: Config, command: ApiCommand) -> anyhow::Resu
             json,
         } => {
             let endpoint = endpoint_ref(operation_id, method, path)?;
-            let details = explorer.details(&selector(&target), &endpoint).await?;
+            let details = api::details(&app, &selector(&target), &endpoint).await?;
             report(json, &details)
         }
         ApiCommand::Search {
@@ -166,15 +171,17 @@ pub(crate) async fn run(mut config: Config, command: ApiCommand) -> anyhow::Resu
             details,
             json,
         } => {
-            let request = search_request(SearchInput {
+            let args = SearchArgs {
                 query,
                 tag,
                 method,
                 limit: Some(limit),
                 mode,
-                details,
-            })?;
-            let response = explorer.search(&selector(&target), &request).await?;
+                details: Some(details),
+                target: target.to_app(),
+            };
+            let request = args.request()?;
+            let response = api::search(&app, &args.target.selector(), &request).await?;
             report(json, &response)
         }
         ApiCommand::Index {
@@ -207,17 +214,20 @@ pub(crate) async fn run(mut config: Config, command: ApiCommand) -> anyhow::Resu
             json,
             ..
         } => {
+            let args = BuildIndexArgs {
+                force_rebuild: Some(force),
+                target: target.to_app(),
+            };
             let progress = ProgressLine::new("embedding endpoints");
-            let built = explorer
-                .build_index(&selector(&target), force, &|done, total| {
-                    progress.update(done, total)
-                })
-                .await;
+            let built = api::build_index(&app, &args.target.selector(), &args, &|done, total| {
+                progress.update(done, total)
+            })
+            .await;
             progress.finish();
             report(json, &built?)
         }
         ApiCommand::Status { target, json } => {
-            let status = explorer.index_status(&selector(&target)).await?;
+            let status = api::index_status(&app, &selector(&target)).await?;
             report(json, &status)
         }
         ApiCommand::Eval {
@@ -232,7 +242,8 @@ pub(crate) async fn run(mut config: Config, command: ApiCommand) -> anyhow::Resu
             })?;
             let questions =
                 parse_golden(&text).map_err(|e| anyhow::anyhow!("{}: {e}", golden.display()))?;
-            let scored = explorer.eval(&selector(&target), &questions, mode).await?;
+            // Only the CLI scores search quality: it asks the explorer itself.
+            let scored = app.api().eval(&selector(&target), &questions, mode).await?;
             report(json, &scored)
         }
         ApiCommand::Bench {
@@ -244,7 +255,7 @@ pub(crate) async fn run(mut config: Config, command: ApiCommand) -> anyhow::Resu
             queries_out,
             json,
         } => {
-            let config = explorer.config();
+            let config = app.config();
             let dump = crate::bench::Dump {
                 texts: texts_out.as_deref(),
                 queries: queries_out.as_deref(),

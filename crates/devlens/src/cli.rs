@@ -655,7 +655,7 @@ fn parse_families(list: &str) -> Result<devlens_mcp::ToolFamilies, String> {
     devlens_mcp::ToolFamilies::parse(list)
 }
 
-/// Which spec a command is about.
+/// Which spec a command is about: the flags of [`devlens_app::api::SpecArgs`].
 #[derive(Debug, Args, Clone)]
 pub(crate) struct SpecArgs {
     /// A spec file or http(s) URL (JSON or YAML; OpenAPI 3.x or Swagger 2.0)
@@ -664,6 +664,16 @@ pub(crate) struct SpecArgs {
     /// A configured project [default: the active project]
     #[arg(long, value_name = "NAME", env = "DEVLENS_PROJECT")]
     pub project: Option<String>,
+}
+
+impl SpecArgs {
+    /// The application's spec arguments, as the tools and the REST API take them.
+    pub(crate) fn to_app(&self) -> devlens_app::api::SpecArgs {
+        devlens_app::api::SpecArgs {
+            project_name: self.project.clone(),
+            spec: self.spec.clone(),
+        }
+    }
 }
 
 #[derive(Debug, Subcommand)]

@@ -9,10 +9,13 @@ use serde::Serialize;
 
 use devlens_app::{
     App,
-    docs::{SourceInput, docs_source},
+    docs::{
+        self, DocsSource, Ingest, IngestRequest, IngestStage, QueryDocsInput, RemoveDocs,
+        ResolveLibrary, SourceInput, docs_source,
+    },
 };
 use devlens_core::Config;
-use devlens_docs::{Docs, DocsSource, IngestRequest, IngestStage, QueryDocsInput, parse_golden};
+use devlens_docs::{Docs, parse_golden};
 
 use crate::output::{print, report};
 use crate::progress::ProgressLine;
@@ -154,7 +157,8 @@ pub(crate) async fn run(config: Config, args: DocsArgs) -> anyhow::Result<()> {
         other => other,
     };
     let app = App::new(config);
-    let docs = app.docs()?;
+    // Opened first: docs that cannot open are said before any input is read.
+    let store = app.docs()?;
     match command {
         DocsCommand::Add {
             id,
@@ -175,21 +179,24 @@ pub(crate) async fn run(config: Config, args: DocsArgs) -> anyhow::Result<()> {
                 max_depth,
                 ignore_robots,
             })?;
-            let request = IngestRequest {
-                id,
-                source,
-                version,
-                name,
-                description,
-            };
-            let reading = ProgressLine::new(if matches!(request.source, DocsSource::Path(_)) {
+            let ingest = Ingest::new(
+                &app,
+                IngestRequest {
+                    id,
+                    source,
+                    version,
+                    name,
+                    description,
+                },
+            )?;
+            let reading = ProgressLine::new(if matches!(ingest.source(), DocsSource::Path(_)) {
                 "reading pages"
             } else {
                 "fetching pages"
             });
             let embedding = ProgressLine::new("embedding chunks");
-            let ingested = docs
-                .ingest(&request, &|stage, done, total| match stage {
+            let ingested = ingest
+                .run(&|stage, done, total| match stage {
                     IngestStage::Reading => reading.update(done, total),
                     IngestStage::Embedding => embedding.update(done, total),
                 })
@@ -198,9 +205,13 @@ pub(crate) async fn run(config: Config, args: DocsArgs) -> anyhow::Result<()> {
             embedding.finish();
             report(json, &ingested?)
         }
-        DocsCommand::List { json } => report(json, &docs.list()?),
+        DocsCommand::List { json } => report(json, &docs::libraries(&app)?),
         DocsCommand::Resolve { name, query, json } => {
-            report(json, &docs.resolve(&name, query.as_deref())?)
+            let args = ResolveLibrary {
+                library_name: Some(name),
+                query,
+            };
+            report(json, &docs::resolve(&app, &args)?)
         }
         DocsCommand::Query {
             id,
@@ -219,7 +230,7 @@ pub(crate) async fn run(config: Config, args: DocsArgs) -> anyhow::Result<()> {
                 include_code: Some(!no_code),
                 context_limit: Some(tokens),
             };
-            report(json, &docs.query(&input).await?)
+            report(json, &docs::query(&app, &input).await?)
         }
         DocsCommand::Eval {
             library,
@@ -235,12 +246,13 @@ pub(crate) async fn run(config: Config, args: DocsArgs) -> anyhow::Result<()> {
             })?;
             let questions =
                 parse_golden(&text).map_err(|e| anyhow::anyhow!("{}: {e}", golden.display()))?;
-            report(json, &docs.eval(&library, &questions, max_results).await?)
+            // Only the CLI scores retrieval: it asks the docs themselves.
+            report(json, &store.eval(&library, &questions, max_results).await?)
         }
         // Answered above.
         DocsCommand::Bench { .. } => Ok(()),
         DocsCommand::Remove { id, version, json } => {
-            let removed = devlens_app::docs::remove(&docs, &id, version.as_deref())?;
+            let removed = docs::remove(&app, &RemoveDocs { id, version })?;
             report(json, &removed)
         }
     }

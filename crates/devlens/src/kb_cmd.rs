@@ -10,10 +10,10 @@ use clap::{Args, Subcommand};
 
 use devlens_app::{
     App,
-    kb::{SaveSolution, search_mode},
+    kb::{self, AskKnowledgeBase, SaveSolution, SearchSolutions, search_mode},
 };
 use devlens_core::Config;
-use devlens_kb::{AskRequest, SearchOptions};
+use devlens_kb::SearchOptions;
 
 use crate::output::{line, report};
 use crate::progress::ProgressLine;
@@ -208,7 +208,8 @@ pub(crate) async fn run(config: Config, args: KbArgs) -> anyhow::Result<()> {
 
 async fn run_on_store(config: Config, command: KbCommand) -> anyhow::Result<()> {
     let app = App::new(config);
-    let kb = app.kb()?;
+    // Opened first: a knowledge base that cannot open is said before any input is read.
+    let store = app.kb()?;
     match command {
         KbCommand::Add {
             title,
@@ -231,10 +232,10 @@ async fn run_on_store(config: Config, command: KbCommand) -> anyhow::Result<()> 
                 summary,
                 tags: Some(tags),
             };
-            report(json, &save.run(&kb).await?)
+            report(json, &kb::save(&app, save).await?)
         }
-        KbCommand::List { json } => report(json, &kb.list()?),
-        KbCommand::Show { id, json } => report(json, &kb.get(&id)?),
+        KbCommand::List { json } => report(json, &kb::list(&app)?),
+        KbCommand::Show { id, json } => report(json, &kb::get(&app, &id)?),
         KbCommand::Edit {
             id,
             title,
@@ -252,7 +253,7 @@ async fn run_on_store(config: Config, command: KbCommand) -> anyhow::Result<()> 
                 summary,
                 tags,
             };
-            report(json, &save.run(&kb).await?)
+            report(json, &kb::save(&app, save).await?)
         }
         KbCommand::Search {
             query,
@@ -261,12 +262,13 @@ async fn run_on_store(config: Config, command: KbCommand) -> anyhow::Result<()> 
             threshold,
             json,
         } => {
-            let options = SearchOptions {
+            let args = SearchSolutions {
+                query,
                 mode: search_mode(mode.as_deref())?,
                 top_k,
                 similarity_threshold: threshold,
             };
-            report(json, &kb.search(&query, &options).await?)
+            report(json, &kb::search(&app, &args).await?)
         }
         KbCommand::Ask {
             question,
@@ -278,7 +280,7 @@ async fn run_on_store(config: Config, command: KbCommand) -> anyhow::Result<()> 
             tokens,
             json,
         } => {
-            let request = AskRequest {
+            let args = AskKnowledgeBase {
                 query: question,
                 top_k,
                 mode: search_mode(mode.as_deref())?,
@@ -292,11 +294,11 @@ async fn run_on_store(config: Config, command: KbCommand) -> anyhow::Result<()> 
                 },
                 context_limit: tokens,
             };
-            report(json, &kb.ask(&request).await?)
+            report(json, &kb::ask(&app, args).await?)
         }
-        KbCommand::Rm { id, json } => report(json, &kb.delete(&id)?),
+        KbCommand::Rm { id, json } => report(json, &kb::delete(&app, &id)?),
         KbCommand::Export { out } => {
-            let json = kb.export_json()?;
+            let json = kb::export_json(&app)?;
             match out {
                 None => line(json.trim_end()),
                 Some(path) => {
@@ -313,15 +315,15 @@ async fn run_on_store(config: Config, command: KbCommand) -> anyhow::Result<()> 
             } else {
                 file.display().to_string()
             };
-            report(json, &kb.import_json(&text, &name)?)
+            report(json, &kb::import_json(&app, &text, &name)?)
         }
         KbCommand::Reembed { json } => {
             let bar = ProgressLine::new("embedding solutions");
-            let done = kb.reembed(&|done, total| bar.update(done, total)).await;
+            let done = kb::reembed(&app, &|done, total| bar.update(done, total)).await;
             bar.finish();
             report(json, &done?)
         }
-        KbCommand::Status { json } => report(json, &kb.status().await?),
+        KbCommand::Status { json } => report(json, &kb::status(&app).await?),
         KbCommand::Eval {
             golden,
             mode,
@@ -340,7 +342,8 @@ async fn run_on_store(config: Config, command: KbCommand) -> anyhow::Result<()> 
                 top_k: Some(top_k),
                 similarity_threshold: threshold,
             };
-            report(json, &kb.eval(&questions, &options, sweep).await?)
+            // Only the CLI scores search quality: it asks the knowledge base itself.
+            report(json, &store.eval(&questions, &options, sweep).await?)
         }
         // Answered by `run`, in a temporary knowledge base.
         KbCommand::Bench(_) => Ok(()),

@@ -1343,7 +1343,7 @@ fn connect_to_a_running_chromium_with_a_tab_opened_before() {
     with_shared(|t, fx, dir| {
         Box::pin(async move {
             let profile = dir.join("external-profile");
-            let chrome = devlens_mcp::devlens_browser::find_chrome(None).expect("chromium");
+            let chrome = devlens_browser::find_chrome(None).expect("chromium");
             let child = std::process::Command::new(chrome)
                 .args([
                     "--headless",
