@@ -33,29 +33,38 @@ pub const ONNX_MODEL_FILES: [&str; 4] = [
 /// The library's file name, found through the system's library search path when no path is given.
 const DEFAULT_LIBRARY: &str = "libonnxruntime.so";
 
-/// The ONNX Runtime library can be loaded once per process; the outcome is kept.
-static RUNTIME: OnceLock<Result<Environment, String>> = OnceLock::new();
+/// The ONNX Runtime library can be loaded once per process; once loaded, it is kept.
+static RUNTIME: OnceLock<Environment> = OnceLock::new();
+/// One load attempt at a time.
+static LOADING: Mutex<()> = Mutex::new(());
 
 /// Loads the ONNX Runtime library (`library`, or the system's `libonnxruntime.so`) once per
-/// process. A second call with another path keeps the first library.
+/// process. A second call with another path keeps the first library. A failed load is not kept:
+/// a later call (the library installed meanwhile, or a path given where the first call had none)
+/// tries again, as ort itself allows.
 pub(crate) fn load_runtime(library: Option<&Path>) -> Result<&'static Environment, String> {
-    let outcome = RUNTIME.get_or_init(|| {
-        let path = library.map_or_else(|| PathBuf::from(DEFAULT_LIBRARY), Path::to_path_buf);
-        let not_loaded = |e: &dyn std::fmt::Display| {
-            format!(
-                "cannot load ONNX Runtime from {}: {e}. Install it (`pip install onnxruntime` \
-                 ships libonnxruntime.so.* in onnxruntime/capi/) and point ORT_DYLIB_PATH or \
-                 `[embedding] onnxruntime` at the library file",
-                path.display()
-            )
-        };
-        ort::init_from(&path)
-            .map_err(|e| not_loaded(&e))?
-            .with_name("devlens")
-            .build()
-            .map_err(|e| not_loaded(&e))
-    });
-    outcome.as_ref().map_err(Clone::clone)
+    if let Some(environment) = RUNTIME.get() {
+        return Ok(environment);
+    }
+    let _one_at_a_time = LOADING.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some(environment) = RUNTIME.get() {
+        return Ok(environment);
+    }
+    let path = library.map_or_else(|| PathBuf::from(DEFAULT_LIBRARY), Path::to_path_buf);
+    let not_loaded = |e: &dyn std::fmt::Display| {
+        format!(
+            "cannot load ONNX Runtime from {}: {e}. Install it (`pip install onnxruntime` \
+             ships libonnxruntime.so.* in onnxruntime/capi/) and point ORT_DYLIB_PATH or \
+             `[embedding] onnxruntime` at the library file",
+            path.display()
+        )
+    };
+    let environment = ort::init_from(&path)
+        .map_err(|e| not_loaded(&e))?
+        .with_name("devlens")
+        .build()
+        .map_err(|e| not_loaded(&e))?;
+    Ok(RUNTIME.get_or_init(|| environment))
 }
 
 /// The ONNX file of `model_dir` to run: `preferred` (a path, or a file name under `onnx/`), else
