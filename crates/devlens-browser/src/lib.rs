@@ -37,8 +37,6 @@ pub mod records;
 pub mod tab;
 mod text;
 
-use std::time::Duration;
-
 pub use act::hot::{Arrival, DevServer, FileWatch, PageUpdate, StyleProbe, UpdateOptions};
 pub use act::input::{ClickOptions, MouseButton, ScrollDirection, ScrollRequest};
 pub use act::live::{CssInjection, CssRemoval, EvaluateOptions, Evaluation, ThrownError};
@@ -72,9 +70,6 @@ pub use tab::session::{
     BrowserSessions, ConnectionInfo, ConnectionKind, ConnectionList, Disconnected, SessionOptions,
 };
 pub use tab::targets::{Tab, TabInfo, TabList, TabSelector, TabTurn};
-
-/// How long a single protocol command may take before the browser counts as unresponsive.
-pub(crate) const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// [`devlens_core::Report`] for the results whose compact text is their own `to_text()`: what
 /// every surface prints (the MCP reply's text, the HTTP API's `text/plain` answer, the CLI).

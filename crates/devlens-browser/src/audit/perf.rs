@@ -534,7 +534,7 @@ impl Tab {
             }
             other => other.map(drop)?,
         }
-        let done = tokio::time::timeout(crate::REQUEST_TIMEOUT, complete.next())
+        let done = tokio::time::timeout(crate::tab::cdp::REQUEST_TIMEOUT, complete.next())
             .await
             .ok()
             .flatten()

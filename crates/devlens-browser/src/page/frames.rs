@@ -163,11 +163,11 @@ impl Tab {
             }
             Err(frame_gone())
         };
-        match tokio::time::timeout(crate::REQUEST_TIMEOUT, wait).await {
+        match tokio::time::timeout(crate::tab::cdp::REQUEST_TIMEOUT, wait).await {
             Ok(result) => result,
             Err(_) => Err(BrowserError::Timeout {
                 what: format!("the iframe to answer {}", cmd.method),
-                after: crate::REQUEST_TIMEOUT,
+                after: crate::tab::cdp::REQUEST_TIMEOUT,
                 hint: Some("The iframe's main thread is busy (a long-running script?).".into()),
             }),
         }

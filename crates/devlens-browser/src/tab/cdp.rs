@@ -12,6 +12,9 @@ use serde_json::Value;
 
 use crate::error::BrowserError;
 
+/// How long a single protocol command may take before the browser counts as unresponsive.
+pub(crate) const REQUEST_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
+
 /// A protocol command with JSON params and a JSON result.
 #[derive(Debug, Clone)]
 pub(crate) struct Raw {
@@ -97,7 +100,7 @@ pub(crate) fn browser_error(connection: &str, what: &str, err: CdpError) -> Brow
         CallFailure::TargetGone => BrowserError::protocol(what, "the tab no longer exists"),
         CallFailure::Timeout => BrowserError::Timeout {
             what: format!("the browser to answer {what}"),
-            after: crate::REQUEST_TIMEOUT,
+            after: REQUEST_TIMEOUT,
             hint: Some("The browser may be hung; disconnect and launch again.".into()),
         },
         CallFailure::Rejected(m) => BrowserError::protocol(what, m),

@@ -686,7 +686,7 @@ async fn attach_browser(
     let config = HandlerConfig {
         // No forced 800x600 viewport: pages get the window's real size.
         viewport: None,
-        request_timeout: crate::REQUEST_TIMEOUT,
+        request_timeout: crate::tab::cdp::REQUEST_TIMEOUT,
         ..HandlerConfig::default()
     };
     match tokio::time::timeout(

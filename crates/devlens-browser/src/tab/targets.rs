@@ -689,7 +689,7 @@ impl Tab {
             }
             CallFailure::Timeout => BrowserError::Timeout {
                 what: format!("the page to answer {what}"),
-                after: crate::REQUEST_TIMEOUT,
+                after: crate::tab::cdp::REQUEST_TIMEOUT,
                 hint: Some(
                     "The page's main thread is busy (a long-running script?) or paused.".into(),
                 ),
