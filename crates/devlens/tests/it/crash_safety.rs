@@ -180,6 +180,19 @@ fn write_spec(path: &Path, extra: usize) {
     std::fs::write(path, serde_json::to_vec(&spec_with(extra)).unwrap()).unwrap();
 }
 
+/// The project `shop` on a 4-operation spec (`shop.json` in `data`, returned).
+fn shop_project(data: &Path) -> PathBuf {
+    let spec = data.join("shop.json");
+    write_spec(&spec, 0);
+    std::fs::write(
+        data.join("projects.json"),
+        json!({ "projects": [{ "name": "shop", "swaggerUrl": spec.display().to_string() }] })
+            .to_string(),
+    )
+    .unwrap();
+    spec
+}
+
 fn versions_of(index_dir: &Path) -> Vec<String> {
     let mut names: Vec<String> = std::fs::read_dir(index_dir)
         .unwrap()
@@ -196,14 +209,7 @@ fn a_killed_api_index_build_leaves_the_old_index_answering() {
     let Some(model) = model_dir() else { return };
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path();
-    let spec = data.join("shop.json");
-    write_spec(&spec, 0);
-    std::fs::write(
-        data.join("projects.json"),
-        json!({ "projects": [{ "name": "shop", "swaggerUrl": spec.display().to_string() }] })
-            .to_string(),
-    )
-    .unwrap();
+    let spec = shop_project(data);
     run_ok(data, &model, &["api", "index", "--project", "shop"]);
     let index_dir = data.join("indexes/api/project-shop");
     let old_versions = versions_of(&index_dir);
@@ -307,14 +313,7 @@ fn an_api_index_build_stopped_inside_its_writes_leaves_one_whole_index() {
     let Some(model) = model_dir() else { return };
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path();
-    let spec = data.join("shop.json");
-    write_spec(&spec, 0);
-    std::fs::write(
-        data.join("projects.json"),
-        json!({ "projects": [{ "name": "shop", "swaggerUrl": spec.display().to_string() }] })
-            .to_string(),
-    )
-    .unwrap();
+    let spec = shop_project(data);
     let index = ["api", "index", "--project", "shop"];
     let status = ["api", "status", "--project", "shop", "--json"];
     run_ok(data, &model, &index);
@@ -383,6 +382,19 @@ fn an_api_index_build_stopped_inside_its_writes_leaves_one_whole_index() {
 
 // --- docs -----------------------------------------------------------------------------------
 
+/// A one-page docs folder (`old-docs` in `data`, returned) whose page answers with "zebrafish".
+fn zebrafish_docs(data: &Path) -> PathBuf {
+    let old = data.join("old-docs");
+    std::fs::create_dir(&old).unwrap();
+    std::fs::write(
+        old.join("index.md"),
+        "# Widgets\n\n## Refresh interval\n\nThe zebrafish dashboard polls the server every \
+         `refreshMs` milliseconds.\n",
+    )
+    .unwrap();
+    old
+}
+
 fn write_big_docs(folder: &Path, files: usize) {
     for i in 0..files {
         let sub = folder.join(format!("part{}", i % 20));
@@ -408,14 +420,7 @@ fn a_killed_docs_ingest_leaves_the_old_version_answering() {
     let Some(model) = model_dir() else { return };
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path();
-    let old = data.join("old-docs");
-    std::fs::create_dir(&old).unwrap();
-    std::fs::write(
-        old.join("index.md"),
-        "# Widgets\n\n## Refresh interval\n\nThe zebrafish dashboard polls the server every \
-         `refreshMs` milliseconds.\n",
-    )
-    .unwrap();
+    let old = zebrafish_docs(data);
     run_ok(
         data,
         &model,
@@ -487,14 +492,7 @@ fn a_docs_ingest_stopped_before_its_commit_leaves_the_old_version_answering() {
     let Some(model) = model_dir() else { return };
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path();
-    let old = data.join("old-docs");
-    std::fs::create_dir(&old).unwrap();
-    std::fs::write(
-        old.join("index.md"),
-        "# Widgets\n\n## Refresh interval\n\nThe zebrafish dashboard polls the server every \
-         `refreshMs` milliseconds.\n",
-    )
-    .unwrap();
+    let old = zebrafish_docs(data);
     let add = |path: &Path| {
         vec![
             "docs".to_string(),
