@@ -1,10 +1,4 @@
-//! A sitemap or sitemap index as the docs crawler reads it: the `<loc>` of each entry,
-//! entity-decoded, CDATA unwrapped.
+//! `docs_sitemap` (crates/devlens-fuzz-harness/src/docs_sitemap.rs says what it feeds).
 #![no_main]
 
-use libfuzzer_sys::fuzz_target;
-
-fuzz_target!(|data: &[u8]| {
-    let text = String::from_utf8_lossy(data);
-    let _ = devlens_docs::sitemap::parse(&text);
-});
+libfuzzer_sys::fuzz_target!(|data: &[u8]| devlens_fuzz_harness::docs_sitemap::run(data));
