@@ -239,6 +239,7 @@ impl DocsStore for PostgresDocsStore {
                 .map_err(pg)?;
             }
             bump_generation(&tx, "docs").await.map_err(pg)?;
+            devlens_search::crash::crash_point(devlens_search::crash::DOCS_BEFORE_COMMIT);
             tx.commit().await.map_err(pg)?;
             Ok(generation)
         })

@@ -31,7 +31,19 @@ fn test_model() -> Option<Arc<dyn Embedder>> {
         return None;
     }
     Some(Arc::new(
-        LocalBert::load(&dir, devlens_embed::DEFAULT_LOCAL_MODEL, 32).unwrap(),
+        LocalBert::load_with(
+            &dir,
+            devlens_embed::DEFAULT_LOCAL_MODEL,
+            32,
+            // The engine users get by default: ONNX Runtime where scripts/test provides it
+            // (several times faster than candle here), else candle. Both engines are tested
+            // as engines in devlens-embed.
+            &devlens_embed::EngineOptions {
+                onnxruntime: std::env::var_os("ORT_DYLIB_PATH").map(PathBuf::from),
+                ..Default::default()
+            },
+        )
+        .unwrap(),
     ))
 }
 

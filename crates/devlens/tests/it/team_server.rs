@@ -9,7 +9,7 @@ use crate::postgres;
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::{Value, json};
 
@@ -141,14 +141,16 @@ async fn two_servers_on_one_database_serve_each_others_writes() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_writer_killed_mid_ingest_leaves_the_other_server_serving_the_old_docs() {
+    use std::os::unix::process::ExitStatusExt as _;
     let Some((pg, model)) = setup() else {
         return;
     };
-    let node = std::env::var_os("DEVLENS_TESTDATA")
+    // The new docs: Node.js's File system page (scripts/fetch-testdata), one big page.
+    let fs_page = std::env::var_os("DEVLENS_TESTDATA")
         .map(PathBuf::from)
         .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../.testdata"))
-        .join("nodejs-doc/md");
-    if !node.is_dir() {
+        .join("nodejs-doc/md/fs.md");
+    if !fs_page.is_file() {
         assert!(
             std::env::var("DEVLENS_REQUIRE_TESTDATA").as_deref() != Ok("1"),
             "nodejs-doc is missing: run scripts/fetch-testdata"
@@ -166,6 +168,9 @@ async fn a_writer_killed_mid_ingest_leaves_the_other_server_serving_the_old_docs
         dir_a.path(),
         "# Node\n\n## Files\n\nAn old page: read a file into a string with the legacy reader.\n",
     );
+    let node = dir_a.path().join("node-docs");
+    std::fs::create_dir_all(&node).unwrap();
+    std::fs::copy(&fs_page, node.join("fs.md")).unwrap();
     let add = |path: &Path| {
         let mut cmd = on_database(dir_a.path(), &url, &model);
         cmd.args(["docs", "add", "node", "--path"])
@@ -184,30 +189,25 @@ async fn a_writer_killed_mid_ingest_leaves_the_other_server_serving_the_old_docs
     };
     let before = ok(ask()).await;
 
-    // The new state, all of the Node.js docs, killed once its transaction is writing chunks.
-    let mut writer = add(&node).kill_on_drop(true).spawn().unwrap();
-    let started = Instant::now();
-    loop {
-        let writing = pg.sql(
-            &database,
-            "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'devlens' \
-             AND query LIKE 'INSERT INTO docs_chunks%' AND state <> 'idle'",
-        );
-        if writing != "0" {
-            break;
-        }
-        assert!(
-            writer.try_wait().unwrap().is_none(),
-            "the ingest finished before it was seen writing; the test needs a bigger input"
-        );
-        assert!(
-            started.elapsed() < Duration::from_secs(300),
-            "the ingest never started writing chunks"
-        );
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
-    writer.start_kill().unwrap();
-    writer.wait().await.unwrap();
+    // The new state, killed inside its transaction: every chunk inserted, nothing committed. The
+    // process stops at devlens-search's crash point there (`DEVLENS_CRASH_AT`) as a kill -9
+    // landing at that moment would: no timing to race, however fast the machine.
+    let killed = add(&node)
+        .env("DEVLENS_CRASH_AT", "docs-before-commit")
+        .stderr(Stdio::piped())
+        .output()
+        .await
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&killed.stderr);
+    assert_eq!(
+        killed.status.signal(),
+        Some(6),
+        "the ingest should have stopped before its commit (SIGABRT): {stderr}"
+    );
+    assert!(
+        stderr.contains("DEVLENS_CRASH_AT=docs-before-commit"),
+        "{stderr}"
+    );
 
     // Nothing half-written: every version has exactly the chunks it says, and B answers as
     // before (its answer built from the same, old, docs).
@@ -242,14 +242,11 @@ async fn a_writer_killed_mid_ingest_leaves_the_other_server_serving_the_old_docs
         context.contains("readFile") && !context.contains("legacy reader"),
         "{after}"
     );
-    // What B served right after the kill was one of the two whole states (almost always the
-    // old one: the kill lands while the chunks are being written, before the commit).
+    // What B served right after the kill was the old state, whole: the kill landed before the
+    // commit.
     assert!(
-        [&before, &after]
-            .iter()
-            .any(|state| state["context"] == after_kill["context"]
-                && state["results"] == after_kill["results"]),
-        "after the kill B served neither the old nor the new docs: {after_kill}"
+        before["context"] == after_kill["context"] && before["results"] == after_kill["results"],
+        "after the kill B did not serve the old docs: {after_kill}"
     );
 }
 
