@@ -565,6 +565,26 @@ fn nodejs_golden_set_hit_at_5() {
     assert!(report["n"].as_u64().unwrap() >= 30);
     let hit = report["hit_at_k"].as_f64().unwrap();
     assert!(hit >= 0.9, "hit@5 {hit} < 0.9: {report}");
+
+    // The quality gate of the blind Node.js set's dev half (crate::quality_gates says why only
+    // dev halves), on the same ingest: hit@5 0.89 and MRR 0.58 when the gate was set.
+    let blind = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../devlens-docs/tests/golden/blind/nodejs.dev.tsv");
+    let report = run(&[
+        "docs",
+        "eval",
+        "--library",
+        "nodejs",
+        "--golden",
+        blind.to_str().unwrap(),
+        "--json",
+    ]);
+    let fell = crate::quality_gates::below(
+        "Node.js blind set, dev half",
+        &report,
+        &[("hit_at_k", 0.89), ("mrr", 0.58)],
+    );
+    assert!(fell.is_empty(), "{}\n{report}", fell.join("\n"));
 }
 
 #[test]

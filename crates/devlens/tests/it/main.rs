@@ -34,4 +34,5 @@ mod panel_docs;
 mod panel_kb;
 #[path = "../../../devlens-search/tests/support/postgres.rs"]
 mod postgres;
+mod quality_gates;
 mod team_server;
