@@ -355,6 +355,14 @@ impl PostgresIndexStore {
         Self { db }
     }
 
+    /// How many API indexes the database holds.
+    pub fn count(&self) -> Result<i64, StoreError> {
+        self.read(async |c| {
+            let row = c.query_one("SELECT count(*) FROM api_indexes", &[]).await?;
+            Ok(row.get(0))
+        })
+    }
+
     fn read<T>(
         &self,
         work: impl AsyncFnOnce(

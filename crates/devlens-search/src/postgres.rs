@@ -128,6 +128,18 @@ impl ServerDatabase {
         self.block_on(async { self.client().await.map(drop) })
     }
 
+    /// What the database takes on disk, in bytes (`pg_database_size`).
+    pub fn size_bytes(&self) -> Result<i64, String> {
+        self.block_on(async {
+            let client = self.client().await?;
+            client
+                .query_one("SELECT pg_database_size(current_database())", &[])
+                .await
+                .map(|row| row.get(0))
+                .map_err(|e| self.describe(&e))
+        })
+    }
+
     /// A database error in words: the server's message, detail and hint when it sent them.
     pub fn describe(&self, e: &tokio_postgres::Error) -> String {
         format!("{} ({})", describe(e), self.location)

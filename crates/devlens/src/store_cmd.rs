@@ -157,27 +157,20 @@ fn check(config: &Config, json: bool) -> anyhow::Result<()> {
     })
 }
 
-/// API indexes, docs libraries, docs chunks, solutions, and the database's size (MiB).
-fn database_counts(db: &ServerDatabase) -> anyhow::Result<(i64, i64, i64, i64, f64)> {
-    db.block_on(async {
-        let client = db.client().await.map_err(anyhow::Error::msg)?;
-        let row = client
-            .query_one(
-                "SELECT (SELECT count(*) FROM api_indexes), (SELECT count(*) FROM docs_libraries), \
-                 (SELECT count(*) FROM docs_chunks), (SELECT count(*) FROM kb_solutions), \
-                 pg_database_size(current_database())",
-                &[],
-            )
-            .await
-            .map_err(|e| anyhow::anyhow!(db.describe(&e)))?;
-        Ok((
-            row.get(0),
-            row.get(1),
-            row.get(2),
-            row.get(3),
-            row.get::<_, i64>(4) as f64 / 1048576.0,
-        ))
-    })
+/// API indexes, docs libraries, docs chunks, solutions, and the database's size (MiB), each
+/// counted by the store that owns its tables.
+fn database_counts(db: &Arc<ServerDatabase>) -> anyhow::Result<(i64, i64, i64, i64, f64)> {
+    let api_indexes = PostgresIndexStore::new(Arc::clone(db)).count()?;
+    let (libraries, chunks) = devlens_docs::PostgresDocsStore::new(Arc::clone(db)).counts()?;
+    let solutions = devlens_kb::PostgresStore::new(Arc::clone(db)).count()?;
+    let size = db.size_bytes().map_err(anyhow::Error::msg)?;
+    Ok((
+        api_indexes,
+        libraries,
+        chunks,
+        solutions,
+        size as f64 / 1048576.0,
+    ))
 }
 
 /// One side's figures.

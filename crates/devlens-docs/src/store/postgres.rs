@@ -32,6 +32,19 @@ impl PostgresDocsStore {
         Self { db }
     }
 
+    /// How many libraries and chunks the database holds (every version's).
+    pub fn counts(&self) -> Result<(i64, i64), DocsError> {
+        self.read(async |c| {
+            let row = c
+                .query_one(
+                    "SELECT (SELECT count(*) FROM docs_libraries), (SELECT count(*) FROM docs_chunks)",
+                    &[],
+                )
+                .await?;
+            Ok((row.get(0), row.get(1)))
+        })
+    }
+
     fn err(&self, message: impl Into<String>) -> DocsError {
         DocsError::Database {
             location: self.db.location().to_string(),

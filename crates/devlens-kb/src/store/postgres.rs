@@ -94,6 +94,16 @@ impl PostgresStore {
         }
     }
 
+    /// How many solutions the database holds.
+    pub fn count(&self) -> Result<i64, KbError> {
+        self.read(async |c| {
+            let row = c
+                .query_one("SELECT count(*) FROM kb_solutions", &[])
+                .await?;
+            Ok(row.get(0))
+        })
+    }
+
     fn err(&self, message: impl Into<String>) -> KbError {
         KbError::Database {
             location: self.db.location().to_string(),

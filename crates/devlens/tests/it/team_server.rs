@@ -137,6 +137,29 @@ async fn two_servers_on_one_database_serve_each_others_writes() {
     ok(client.delete(format!("{}/api/kb/solutions/{id}", b.base))).await;
     let (status, _) = http::send(client.get(format!("{}/api/kb/solutions/{id}", a.base))).await;
     assert_eq!(status, reqwest::StatusCode::NOT_FOUND);
+
+    // `devlens store check` counts what the two servers wrote, through the stores that own it.
+    let out = on_database(dir_a.path(), &url, &model)
+        .args(["store", "check", "--json"])
+        .stdin(Stdio::null())
+        .output()
+        .await
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let check: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(check["store"], "postgres", "{check}");
+    assert_eq!(check["apiIndexes"], 1, "{check}");
+    assert_eq!(check["docsLibraries"], 1, "{check}");
+    assert!(check["docsChunks"].as_i64().unwrap() > 0, "{check}");
+    assert_eq!(
+        check["solutions"], 0,
+        "the one solution was deleted: {check}"
+    );
+    assert!(check["sizeMib"].as_f64().unwrap() > 1.0, "{check}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
