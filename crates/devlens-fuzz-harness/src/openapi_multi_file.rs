@@ -10,8 +10,7 @@
 use std::path::PathBuf;
 use std::sync::OnceLock;
 
-use devlens_core::Report;
-use devlens_openapi::{EndpointRef, SpecCache, SpecSource};
+use devlens_openapi::{SpecCache, SpecSource};
 
 const SEPARATOR: &[u8] = b"\n---8<---\n";
 const MAX_DETAILED: usize = 20;
@@ -74,15 +73,5 @@ pub fn run(data: &[u8]) {
     let Ok(spec) = h.runtime.block_on(cache.load(&SpecSource::File(root_path))) else {
         return;
     };
-    let refs: Vec<EndpointRef> = spec
-        .operations()
-        .iter()
-        .take(MAX_DETAILED)
-        .map(|op| EndpointRef::method_path(op.method.clone(), op.path.clone()))
-        .collect();
-    for r in &refs {
-        if let Ok(details) = spec.endpoint_details(r) {
-            let _ = details.to_text();
-        }
-    }
+    crate::openapi_spec::render_details(&spec, MAX_DETAILED);
 }

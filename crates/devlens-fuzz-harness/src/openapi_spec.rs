@@ -19,22 +19,22 @@ pub fn run(data: &[u8]) {
     for tag in spec.tags().iter().take(MAX_DETAILED) {
         let _ = spec.endpoints_by_tag(&tag.name);
     }
-    let refs: Vec<EndpointRef> = spec
-        .operations()
-        .iter()
-        .take(MAX_DETAILED)
-        .map(|op| EndpointRef::method_path(op.method.clone(), op.path.clone()))
-        .collect();
-    for r in &refs {
-        if let Ok(details) = spec.endpoint_details(r) {
-            let _ = details.to_text();
-            let _ = serde_json::to_string(&details);
-        }
-    }
+    render_details(&spec, MAX_DETAILED);
     // Lookups by what a caller types: the first line of the input as an endpoint reference
     // (operationId, `GET /path`, a full URL), which exercises the forgiving matching and the
     // suggestions when nothing matches.
     let first_line = String::from_utf8_lossy(data);
     let typed = first_line.lines().next().unwrap_or_default();
     let _ = spec.find_operation(&EndpointRef::parse(typed));
+}
+
+/// The details of the first `max` operations, as text and as JSON (what `api_endpoint` returns).
+pub(crate) fn render_details(spec: &ApiSpec, max: usize) {
+    for op in spec.operations().iter().take(max) {
+        let endpoint = EndpointRef::method_path(op.method.clone(), op.path.clone());
+        if let Ok(details) = spec.endpoint_details(&endpoint) {
+            let _ = details.to_text();
+            let _ = serde_json::to_string(&details);
+        }
+    }
 }

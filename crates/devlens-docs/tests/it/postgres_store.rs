@@ -35,13 +35,16 @@ fn test_model() -> Option<Arc<dyn Embedder>> {
             &dir,
             devlens_embed::DEFAULT_LOCAL_MODEL,
             32,
-            // The engine users get by default: ONNX Runtime where scripts/test provides it
-            // (several times faster than candle here), else candle. Both engines are tested
-            // as engines in devlens-embed.
-            &devlens_embed::EngineOptions {
-                onnxruntime: std::env::var_os("ORT_DYLIB_PATH").map(PathBuf::from),
-                ..Default::default()
-            },
+            // The engine users get by default, chosen as devlens chooses it: ONNX Runtime where
+            // scripts/test provides it (several times faster than candle here), else candle.
+            // Both engines are tested as engines in devlens-embed.
+            &devlens_embed::EngineOptions::resolve(
+                &devlens_core::EmbeddingSettings::default(),
+                // No data dir here: the model's folder stands in (it holds no runtime).
+                &devlens_core::DataDir::at(&dir),
+                &|key| std::env::var(key).ok(),
+            )
+            .unwrap(),
         )
         .unwrap(),
     ))

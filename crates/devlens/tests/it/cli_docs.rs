@@ -5,7 +5,7 @@ use crate::common;
 
 use std::path::{Path, PathBuf};
 
-use common::{devlens, model_dir, without_model};
+use common::{devlens, model_dir, stdout_json, without_model};
 use predicates::prelude::*;
 use serde_json::Value;
 
@@ -62,12 +62,6 @@ fn crawl_out(data: &Path, site: &str, args: &[&str]) -> Value {
 /// Lets `cmd` fetch from the local fixture `site` (`http://127.0.0.1:PORT`).
 fn allow_site(cmd: &mut assert_cmd::Command, site: &str) {
     cmd.env("DEVLENS_NETWORK_ALLOW", site.trim_start_matches("http://"));
-}
-
-/// Runs `cmd`, expects success, parses stdout as JSON.
-fn stdout_json(cmd: &mut assert_cmd::Command) -> Value {
-    let output = cmd.assert().success().get_output().stdout.clone();
-    serde_json::from_slice(&output).expect("stdout is JSON")
 }
 
 fn keys(value: &Value) -> Vec<&str> {

@@ -10,7 +10,7 @@ use crate::common;
 
 use std::path::{Path, PathBuf};
 
-use common::{devlens, model_dir};
+use common::{devlens, model_dir, stdout_json};
 use serde_json::Value;
 
 /// About two questions of a 40-question set: the engines and thread counts move a float sum by
@@ -111,18 +111,14 @@ fn api_search_quality_holds_on_the_golden_sets() {
     let golden_dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../devlens-openapi/tests/golden");
     let dir = tempfile::tempdir().unwrap();
     let run = |args: &[&str]| -> Value {
-        let output = devlens(dir.path())
-            .env("DEVLENS_MODEL_DIR", &model)
-            .env_remove("EMBEDDING_PROVIDER")
-            .env_remove("DEVLENS_LOCAL_ENGINE")
-            .timeout(std::time::Duration::from_secs(600))
-            .args(args)
-            .assert()
-            .success()
-            .get_output()
-            .stdout
-            .clone();
-        serde_json::from_slice(&output).expect("stdout is JSON")
+        stdout_json(
+            devlens(dir.path())
+                .env("DEVLENS_MODEL_DIR", &model)
+                .env_remove("EMBEDDING_PROVIDER")
+                .env_remove("DEVLENS_LOCAL_ENGINE")
+                .timeout(std::time::Duration::from_secs(600))
+                .args(args),
+        )
     };
     let mut failures = Vec::new();
     let mut figures = Vec::new();

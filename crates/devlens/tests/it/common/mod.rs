@@ -65,6 +65,12 @@ pub fn devlens(data_dir: &Path) -> assert_cmd::Command {
     cmd
 }
 
+/// Runs `cmd`, expects success, parses stdout as JSON.
+pub fn stdout_json(cmd: &mut assert_cmd::Command) -> serde_json::Value {
+    let output = cmd.assert().success().get_output().stdout.clone();
+    serde_json::from_slice(&output).expect("stdout is JSON")
+}
+
 /// The local embedding model folder for tests that need the real model: `DEVLENS_MODEL_DIR`
 /// (scripts/test points it at the fetched model). `None` means skip — unless
 /// `DEVLENS_REQUIRE_TESTDATA=1`, where a missing model fails the test.
