@@ -21,21 +21,20 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use devlens_browser::{BodyOptions, NetworkQuery};
-use devlens_core::{Project, ProjectAuth};
-use devlens_openapi::{
-    ApiSpec, EndpointRef,
-    contract::{
-        call::{Auth, CallArgs, CallTarget, KeyLocation, Secret, is_safe_method},
-        har::read_har,
-        traffic::{Body, Exchange, TrafficOptions},
+use devlens_contract::{
+    call::{
+        Auth, CallArgs, CallTarget, KeyLocation, Secret, api_key_scheme, is_safe_method,
+        prepare_call, send_call,
     },
-    explorer::SpecSelector,
+    har::read_har,
+    sample,
+    traffic::{self, Body, Exchange, TrafficOptions},
 };
+use devlens_core::{Project, ProjectAuth};
+use devlens_openapi::{ApiSpec, EndpointRef, explorer::SpecSelector};
 use devlens_workspace::Access;
 
-pub use devlens_openapi::contract::{
-    call::CallOutcome, sample::CodeSample, traffic::TrafficReport,
-};
+pub use devlens_contract::{call::CallOutcome, sample::CodeSample, traffic::TrafficReport};
 
 use crate::api::{SpecArgs, endpoint_ref};
 use crate::browser::ConnectionArgs;
@@ -157,11 +156,11 @@ pub async fn check_traffic(app: &App, request: CheckTraffic) -> Result<TrafficRe
                     resolved.display
                 ))
             })?;
-            let log = read_har(&bytes, &resolved.display).map_err(spec_error)?;
+            let log = read_har(&bytes, &resolved.display)?;
             (log.exchanges, log.page_url)
         }
         TrafficSource::HarBytes { bytes, name } => {
-            let log = read_har(&bytes, &name).map_err(spec_error)?;
+            let log = read_har(&bytes, &name)?;
             (log.exchanges, log.page_url)
         }
     };
@@ -171,11 +170,7 @@ pub async fn check_traffic(app: &App, request: CheckTraffic) -> Result<TrafficRe
             .collect(),
         page_url,
     };
-    Ok(spec.check_traffic(&exchanges, &options))
-}
-
-fn spec_error(e: devlens_openapi::OpenApiError) -> AppError {
-    AppError::Api(e.into())
+    Ok(traffic::check_traffic(&spec, &exchanges, &options))
 }
 
 /// The tab's requests with their bodies, as exchanges, and the page's URL.
@@ -397,9 +392,7 @@ pub async fn call_endpoint(app: &App, request: CallEndpoint) -> Result<CallOutco
         body: request.body,
         content_type: request.content_type,
     };
-    let prepared = spec
-        .prepare_call(&endpoint, &args, &target)
-        .map_err(spec_error)?;
+    let prepared = prepare_call(&spec, &endpoint, &args, &target)?;
     let send = match request.execute {
         _ if request.dry_run_only => false,
         Some(asked) => asked,
@@ -426,10 +419,7 @@ pub async fn call_endpoint(app: &App, request: CallEndpoint) -> Result<CallOutco
     for host in &own_hosts {
         policy.allow(host);
     }
-    let outcome = spec
-        .send_call(&prepared, &policy)
-        .await
-        .map_err(spec_error)?;
+    let outcome = send_call(&spec, &prepared, &policy).await?;
     Ok(with_notes(outcome, notes))
 }
 
@@ -466,7 +456,7 @@ fn auth(project: Option<&Project>, spec: &Arc<ApiSpec>) -> Result<Option<Auth>, 
                    location: Option<String>,
                    secret: Secret|
      -> Result<Auth, AppError> {
-        let from_spec = spec.api_key_scheme();
+        let from_spec = api_key_scheme(spec);
         let location = match location.as_deref() {
             None => from_spec.as_ref().map_or(KeyLocation::Header, |(_, l)| *l),
             Some("header") => KeyLocation::Header,
@@ -551,6 +541,5 @@ pub async fn code_sample(
     let project = project_of(app, selector)?;
     let spec = app.api().open(selector).await?;
     let base = base_url(None, project.as_ref());
-    spec.code_sample(endpoint, base.as_deref())
-        .map_err(spec_error)
+    Ok(sample::code_sample(&spec, endpoint, base.as_deref())?)
 }

@@ -15,6 +15,8 @@ pub enum AppError {
     #[error(transparent)]
     Api(#[from] devlens_openapi::explorer::ExplorerError),
     #[error(transparent)]
+    Contract(#[from] devlens_contract::ContractError),
+    #[error(transparent)]
     Docs(#[from] devlens_docs::DocsError),
     #[error(transparent)]
     Kb(#[from] devlens_kb::KbError),
@@ -46,6 +48,7 @@ impl Classify for AppError {
             Self::InvalidInput(_) => ErrorKind::InvalidInput,
             Self::Config(e) => e.kind(),
             Self::Api(e) => e.kind(),
+            Self::Contract(e) => e.kind(),
             Self::Docs(e) => e.kind(),
             Self::Kb(e) => e.kind(),
             Self::Browser(e) => e.kind(),

@@ -1,5 +1,6 @@
 //! The shape every input format is parsed into: headings, prose and code blocks, in document
-//! order. Chunking works on this alone, so adding a format means writing one parser.
+//! order. Chunking works on this alone, so adding a format means writing one parser (and a line
+//! in [`crate::read::parse`]).
 
 /// One structural piece of a page.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -47,16 +48,6 @@ impl Format {
             }
             _ => return None,
         })
-    }
-}
-
-/// Parses `text` written in `format` into blocks.
-pub fn parse(format: Format, text: &str) -> Vec<Block> {
-    match format {
-        Format::Markdown => crate::markdown::parse(text),
-        Format::Rst => crate::rst::parse(text),
-        Format::Html => crate::html::parse(text),
-        Format::Text => parse_plain(text),
     }
 }
 

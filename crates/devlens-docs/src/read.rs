@@ -6,9 +6,19 @@ use std::path::{Path, PathBuf};
 use sha2::{Digest, Sha256};
 
 use crate::DocsError;
-use crate::blocks::{Format, parse};
+use crate::blocks::{Block, Format, parse_plain};
 use crate::chunk::chunk_page;
 use crate::store::StoredChunk;
+
+/// Parses `text` written in `format` into blocks.
+pub fn parse(format: Format, text: &str) -> Vec<Block> {
+    match format {
+        Format::Markdown => crate::markdown::parse(text),
+        Format::Rst => crate::rst::parse(text),
+        Format::Html => crate::html::parse(text),
+        Format::Text => parse_plain(text),
+    }
+}
 
 /// Files larger than this are not documentation pages (generated bundles, data dumps).
 pub const MAX_PAGE_BYTES: u64 = 8 * 1024 * 1024;

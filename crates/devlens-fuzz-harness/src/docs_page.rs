@@ -2,16 +2,16 @@
 
 use std::collections::HashSet;
 
-use devlens_docs::blocks::{self, Format};
+use devlens_docs::blocks::Format;
 use devlens_docs::chunk::chunk_page;
-use devlens_docs::read::{Pages, add_page};
+use devlens_docs::read::{self, Pages, add_page};
 
 /// Parses `data` as a page of `format` stored at `path`, chunks it, and adds it as ingestion does.
 pub(crate) fn read(format: Format, path: &str, data: &[u8]) {
     let Ok(text) = std::str::from_utf8(data) else {
         return;
     };
-    let parsed = blocks::parse(format, text);
+    let parsed = read::parse(format, text);
     let _ = chunk_page(&parsed, "fuzz");
     let mut pages = Pages::default();
     let mut seen = HashSet::new();

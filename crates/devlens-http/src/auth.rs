@@ -46,6 +46,7 @@ use devlens_app::{
 };
 
 use crate::failure::{Failure, json_body};
+use crate::guard::{base_url, is_loopback_name, over_tls, strip_port};
 
 /// The cookie a signed-in panel carries where browsers keep a `Secure` cookie: over TLS, and on
 /// loopback (`http://localhost`, `http://127.0.0.1` are potentially trustworthy origins, where
@@ -184,7 +185,7 @@ fn loopback_host(headers: &HeaderMap) -> bool {
     headers
         .get(header::HOST)
         .and_then(|v| v.to_str().ok())
-        .is_some_and(|host| crate::guard::is_loopback_name(crate::guard::strip_port(host)))
+        .is_some_and(|host| is_loopback_name(strip_port(host)))
 }
 
 /// The token check of one server.
@@ -445,24 +446,6 @@ fn cookie<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
         .find(|(key, _)| *key == name)
         .map(|(_, value)| value.trim())
         .filter(|v| !v.is_empty())
-}
-
-/// Whether the client reached the server over TLS (a proxy in front says so).
-fn over_tls(headers: &HeaderMap) -> bool {
-    headers
-        .get("x-forwarded-proto")
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|p| p.trim().eq_ignore_ascii_case("https"))
-}
-
-/// The server's address as the client used it (the guard has checked `Host`).
-pub(crate) fn base_url(headers: &HeaderMap) -> String {
-    let host = headers
-        .get(header::HOST)
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or("localhost");
-    let scheme = if over_tls(headers) { "https" } else { "http" };
-    format!("{scheme}://{host}")
 }
 
 pub(crate) fn routes(auth: Arc<Auth>) -> Router {

@@ -32,7 +32,6 @@ use axum::{
 
 use devlens_app::ErrorKind;
 
-use crate::auth::base_url;
 use crate::failure::Failure;
 
 /// Which `Host` and `Origin` values the server accepts.
@@ -288,6 +287,24 @@ fn same_origin(origin: &str, host: &str) -> bool {
 
 fn refuse(message: String) -> Response {
     Failure::new(ErrorKind::Forbidden, message).into_response()
+}
+
+/// Whether the client reached the server over TLS (a proxy in front says so).
+pub(crate) fn over_tls(headers: &HeaderMap) -> bool {
+    headers
+        .get("x-forwarded-proto")
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|p| p.trim().eq_ignore_ascii_case("https"))
+}
+
+/// The server's address as the client used it (the guard has checked `Host`).
+pub(crate) fn base_url(headers: &HeaderMap) -> String {
+    let host = headers
+        .get(header::HOST)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("localhost");
+    let scheme = if over_tls(headers) { "https" } else { "http" };
+    format!("{scheme}://{host}")
 }
 
 #[cfg(test)]

@@ -23,7 +23,10 @@ use indexmap::IndexMap;
 use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value};
 
-use crate::model::METHODS;
+/// HTTP methods an OpenAPI path item can hold, in the order operations are listed.
+pub(crate) const METHODS: &[&str] = &[
+    "get", "put", "post", "delete", "options", "head", "patch", "trace",
+];
 
 /// `components` sections kept parsed: small, and read whole (`securitySchemes` for the auth of a
 /// code sample or a call).

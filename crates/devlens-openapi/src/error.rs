@@ -108,42 +108,6 @@ pub enum OpenApiError {
         suggestions: Vec<String>,
     },
 
-    /// A HAR file that cannot be read.
-    #[error(
-        "{location} is not a readable HAR file: {reason}. Save it from DevTools (Network panel → Export HAR) or another HAR 1.2 recorder."
-    )]
-    InvalidHar { location: String, reason: String },
-
-    /// A call whose arguments break the operation's contract; `contract` is the endpoint's
-    /// details as text.
-    #[error("{endpoint}: {}.\n\nThe endpoint's contract:\n{contract}", problems.join("; "))]
-    InvalidCall {
-        endpoint: String,
-        problems: Vec<String>,
-        contract: String,
-    },
-
-    /// No base URL to send a call to.
-    #[error(
-        "no base URL for {endpoint}: the spec has no absolute server URL. Pass baseUrl, set `base_url` on the project in devlens.toml, or set {env}."
-    )]
-    NoBaseUrl { endpoint: String, env: String },
-
-    /// The call was sent and got no HTTP answer.
-    #[error(
-        "{method} {url} failed: {reason}. Check that the API is running and the base URL is right."
-    )]
-    CallFailed {
-        method: String,
-        url: String,
-        reason: String,
-    },
-
-    /// The outbound guard refused where a call would go (devlens_core::outbound); the reason
-    /// says why and how to allow a private host.
-    #[error("the call was not sent: {reason}")]
-    CallRefused { reason: String },
-
     /// The outbound guard refused to fetch the spec or a document its `$ref`s name
     /// (devlens_core::outbound); the reason is its sentence, which says how to allow a private
     /// host where that is possible.
@@ -214,11 +178,8 @@ impl Classify for OpenApiError {
             | Self::UnknownOperation { .. }
             | Self::UnknownEndpoint { .. }
             | Self::UnknownTag { .. } => ErrorKind::NotFound,
-            Self::FetchFailed { .. } | Self::HttpStatus { .. } | Self::CallFailed { .. } => {
-                ErrorKind::Upstream
-            }
-            Self::InvalidCall { .. } | Self::NoBaseUrl { .. } => ErrorKind::InvalidInput,
-            Self::CallRefused { .. } | Self::FetchRefused { .. } => ErrorKind::Forbidden,
+            Self::FetchFailed { .. } | Self::HttpStatus { .. } => ErrorKind::Upstream,
+            Self::FetchRefused { .. } => ErrorKind::Forbidden,
             Self::Internal { .. } => ErrorKind::Internal,
             // The spec exists but cannot be used: malformed, not OpenAPI, a broken `$ref`.
             _ => ErrorKind::Unprocessable,

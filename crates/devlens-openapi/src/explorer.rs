@@ -129,7 +129,7 @@ impl devlens_core::Report for OperationList {
                     out.push_str(&format!(" `{id}`"));
                 }
                 if let Some(summary) = op.summary.as_deref().filter(|s| !s.is_empty()) {
-                    out.push_str(&format!(" — {}", crate::search::first_sentence(summary)));
+                    out.push_str(&format!(" — {}", crate::model::first_sentence(summary)));
                 }
                 out.push('\n');
             }
@@ -146,10 +146,7 @@ impl devlens_core::Report for TagList {
         let mut out = String::new();
         for tag in &self.tags {
             out.push_str(&format!("{} ({})", tag.name, tag.endpoints));
-            let description = tag
-                .description
-                .as_deref()
-                .map(crate::search::first_sentence);
+            let description = tag.description.as_deref().map(crate::model::first_sentence);
             if let Some(d) = description.filter(|d| !d.is_empty()) {
                 out.push_str(&format!(" — {d}"));
             }

@@ -27,14 +27,15 @@
 //! - `model` — [`Operation`] and the other listing types, extracted once per spec;
 //! - `spec` — [`ApiSpec`]: listing, lookup, suggestions;
 //! - `schema` — compact, bounded, cycle-safe schema rendering ([`DetailLimits`]);
-//! - `details` / `text` — [`EndpointDetails`] as JSON and as lean text.
+//! - `details` / `text` — [`EndpointDetails`] as JSON and as lean text;
+//! - [`documents`] — the spec's documents as JSON, refs resolved across them, for the crates
+//!   that check values against the spec (devlens-contract) rather than render it.
 //!
 //! Nothing here panics on user input and nothing recurses without a bound: ref chains are
 //! followed in loops with hop limits, schema expansion keeps a stack of open refs and a depth
 //! and size budget.
 
 mod compact;
-pub mod contract;
 mod details;
 mod error;
 pub mod eval;
@@ -50,6 +51,16 @@ pub mod semantic;
 mod source;
 mod spec;
 mod text;
+
+/// The spec's documents as JSON values, read through a [`documents::DocView`] that resolves
+/// `$ref`s across them ([`ApiSpec::documents`]). What a validator or a code generator needs
+/// beyond the rendered details; the listing types stay the way to find an operation.
+pub mod documents {
+    pub use crate::model::{template_match, text};
+    pub use crate::resolve::{
+        DocId, DocSet, DocView, Document, ROOT, RefError, Resolved, percent_decode,
+    };
+}
 
 pub use details::{EndpointDetails, ParameterDetails, RequestBodyDetails, ResponseDetails};
 pub use error::{OpenApiError, SyntaxFormat};

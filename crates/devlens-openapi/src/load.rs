@@ -16,7 +16,7 @@
 use std::collections::{HashMap, VecDeque};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, Instant};
 
 use devlens_core::outbound::{self, BodyError, GuardedClient, OutboundPolicy};
 use tokio::sync::OnceCell;
@@ -25,7 +25,7 @@ use url::Url;
 use crate::error::{OpenApiError, http_status_hint};
 use crate::parse::{parse_document, read_root};
 use crate::resolve::{DocId, DocSet, Document, ROOT, external_refs};
-use crate::source::{SpecSource, redact_url};
+use crate::source::{SpecSource, Stamp, redact_url};
 use crate::spec::{ApiSpec, content_hash};
 
 /// Parsed specs kept in memory; the least recently used beyond this are dropped.
@@ -49,22 +49,6 @@ pub(crate) const MAX_EXTERNAL_DOCUMENTS: usize = 50;
 const ACCEPT: &str = "application/json, application/yaml, application/x-yaml, text/yaml, \
                       application/vnd.oai.openapi+json, application/vnd.oai.openapi, \
                       text/plain;q=0.8, */*;q=0.5";
-
-/// What a file looked like when it was read: enough to notice that it changed without reading it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Stamp {
-    modified: Option<SystemTime>,
-    len: u64,
-}
-
-impl Stamp {
-    fn of(meta: &std::fs::Metadata) -> Stamp {
-        Stamp {
-            modified: meta.modified().ok(),
-            len: meta.len(),
-        }
-    }
-}
 
 /// Loads specs and keeps the parsed results. Cheap to clone; clones share the cache.
 #[derive(Clone, Default)]

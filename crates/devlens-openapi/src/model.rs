@@ -7,13 +7,8 @@ use std::fmt;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::compact::path_item_outline;
+use crate::compact::{METHODS, path_item_outline};
 use crate::resolve::{DocSet, PathItem, ROOT};
-
-/// HTTP methods an OpenAPI path item can hold, in the order operations are listed.
-pub(crate) const METHODS: &[&str] = &[
-    "get", "put", "post", "delete", "options", "head", "patch", "trace",
-];
 
 /// One operation (a method on a path), as listed and searched.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
@@ -188,7 +183,7 @@ pub(crate) fn extract_operations(docs: &DocSet) -> Vec<Operation> {
 }
 
 /// A trimmed, non-empty string field (numbers are accepted: YAML makes `operationId: 123` one).
-pub(crate) fn text(v: Option<&Value>) -> Option<String> {
+pub fn text(v: Option<&Value>) -> Option<String> {
     let s = match v? {
         Value::String(s) => s.trim().to_string(),
         Value::Number(n) => n.to_string(),
@@ -228,7 +223,7 @@ pub(crate) fn loose_path(path: &str) -> String {
 
 /// Does a concrete path (`/users/42/repos`) fit a template (`/users/{id}/repos`)? Returns the
 /// number of literal segments matched, so the most specific template can win.
-pub(crate) fn template_match(template: &str, concrete: &str) -> Option<usize> {
+pub fn template_match(template: &str, concrete: &str) -> Option<usize> {
     let t: Vec<&str> = template.trim_end_matches('/').split('/').collect();
     let c: Vec<&str> = concrete.trim_end_matches('/').split('/').collect();
     if t.len() != c.len() {
@@ -286,6 +281,24 @@ fn segment_glob(template: &str, concrete: &str) -> bool {
         }
     }
     cur.is_empty()
+}
+
+/// The first sentence of a description, at most 200 characters: enough to carry meaning,
+/// short enough not to drown the summary.
+pub fn first_sentence(text: &str) -> String {
+    let text = text.trim();
+    let end = text
+        .char_indices()
+        .find(|&(i, c)| {
+            (c == '.' || c == '\n')
+                && text[i + c.len_utf8()..]
+                    .chars()
+                    .next()
+                    .is_none_or(char::is_whitespace)
+        })
+        .map(|(i, _)| i)
+        .unwrap_or(text.len());
+    text[..end].chars().take(200).collect()
 }
 
 #[cfg(test)]

@@ -19,7 +19,7 @@
 
 use serde_json::{Map, Value, json};
 
-use crate::model::METHODS;
+use crate::compact::METHODS;
 use crate::resolve::{DocId, DocSet, DocView, ROOT};
 
 /// Keywords a 2.0 non-body parameter (or header, or `items`) shares with a schema.

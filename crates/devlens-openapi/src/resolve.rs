@@ -21,14 +21,14 @@ use std::sync::{Arc, Mutex, PoisonError};
 use serde_json::{Map, Value};
 use url::Url;
 
+use crate::compact::METHODS;
 use crate::compact::{Members, Node, PieceId, Pieces, operation_part, split_value};
-use crate::model::METHODS;
 
 /// Index of a document in a [`DocSet`]; the spec itself is [`ROOT`].
-pub(crate) type DocId = usize;
+pub type DocId = usize;
 
 /// The spec's own document.
-pub(crate) const ROOT: DocId = 0;
+pub const ROOT: DocId = 0;
 
 /// How many `$ref` hops one resolution may take (ref to ref to ref ...).
 const MAX_HOPS: usize = 32;
@@ -49,7 +49,7 @@ const MAX_WHOLE_TEXT: usize = 8 * 1024 * 1024;
 
 /// One loaded document.
 #[derive(Debug)]
-pub(crate) struct Document {
+pub struct Document {
     /// Absolute location used as the base for relative refs; `None` when the spec was given as
     /// bytes without a location, in which case refs to other documents cannot resolve.
     pub url: Option<Url>,
@@ -61,7 +61,7 @@ pub(crate) struct Document {
 
 impl Document {
     /// A document parsed whole; [`DocSet::split`] splits it once loading is done.
-    pub(crate) fn parsed(url: Option<Url>, display: impl Into<String>, value: Value) -> Document {
+    pub fn parsed(url: Option<Url>, display: impl Into<String>, value: Value) -> Document {
         Document {
             url,
             display: display.into(),
@@ -88,7 +88,7 @@ impl Document {
 
 /// The spec and every document it references.
 #[derive(Debug)]
-pub(crate) struct DocSet {
+pub struct DocSet {
     docs: Vec<Document>,
     by_url: HashMap<String, DocId>,
     recent: RecentPieces,
@@ -96,14 +96,14 @@ pub(crate) struct DocSet {
 
 /// A ref target: which document, and the value there.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct Resolved<'a> {
+pub struct Resolved<'a> {
     pub doc: DocId,
     pub value: &'a Value,
 }
 
 /// Why a ref did not resolve.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum RefError {
+pub enum RefError {
     /// The ref names another document that was not loaded (or cannot be, without a base URL).
     DocumentNotLoaded(String),
     /// The fragment is not a JSON pointer (`#Pet`, a 3.1 `$anchor`).
@@ -139,7 +139,7 @@ impl fmt::Display for RefError {
 }
 
 impl DocSet {
-    pub(crate) fn new(root: Document) -> DocSet {
+    pub fn new(root: Document) -> DocSet {
         let mut set = DocSet {
             docs: Vec::new(),
             by_url: HashMap::new(),
@@ -166,7 +166,7 @@ impl DocSet {
 
     /// Splits the documents still parsed whole (see `compact`). Done once loading, Swagger 2.0
     /// rewriting and listing are over.
-    pub(crate) fn split(&mut self) {
+    pub fn split(&mut self) {
         for doc in &mut self.docs {
             if let Node::Value(value) = &mut doc.root {
                 let (root, pieces) = split_value(std::mem::take(value));
@@ -200,12 +200,12 @@ impl DocSet {
     }
 
     /// A top-level member of the spec that is held parsed (`info`, `servers`, `tags`, ...).
-    pub(crate) fn root_member(&self, key: &str) -> Option<&Value> {
+    pub fn root_member(&self, key: &str) -> Option<&Value> {
         self.held_value(ROOT, &[key])
     }
 
     /// `components.securitySchemes` of the spec (held parsed).
-    pub(crate) fn security_schemes(&self) -> Option<&Map<String, Value>> {
+    pub fn security_schemes(&self) -> Option<&Map<String, Value>> {
         self.held_value(ROOT, &["components", "securitySchemes"])?
             .as_object()
     }
@@ -281,7 +281,7 @@ impl DocSet {
 
     /// A view for one request; what it parses is offered to the next ones (see
     /// [`RECENT_PIECES_TEXT`]).
-    pub(crate) fn view(&self) -> DocView<'_> {
+    pub fn view(&self) -> DocView<'_> {
         DocView::new(self, true)
     }
 
@@ -441,7 +441,7 @@ type IdMap<K, V> = HashMap<K, V, BuildHasherDefault<IdHasher>>;
 
 /// Reads documents for one request (or one listing pass): see the module docs. Not shared
 /// between threads; cheap to make.
-pub(crate) struct DocView<'s> {
+pub struct DocView<'s> {
     set: &'s DocSet,
     held: Held,
     slots: RefCell<IdMap<Slot, usize>>,
@@ -469,11 +469,11 @@ impl<'s> DocView<'s> {
         }
     }
 
-    pub(crate) fn doc(&self, id: DocId) -> Option<&'s Document> {
+    pub fn doc(&self, id: DocId) -> Option<&'s Document> {
         self.set.doc(id)
     }
 
-    pub(crate) fn locate(&self, reference: &str, from: DocId) -> Result<(DocId, String), RefError> {
+    pub fn locate(&self, reference: &str, from: DocId) -> Result<(DocId, String), RefError> {
         self.set.locate(reference, from)
     }
 
@@ -481,7 +481,7 @@ impl<'s> DocView<'s> {
         self.set.display_ref(doc, pointer)
     }
 
-    pub(crate) fn security_schemes(&self) -> Option<&'s Map<String, Value>> {
+    pub fn security_schemes(&self) -> Option<&'s Map<String, Value>> {
         self.set.security_schemes()
     }
 
@@ -504,7 +504,7 @@ impl<'s> DocView<'s> {
     /// shared `parameters` and the `method` operation (lowercase, as the spec writes it).
     /// Other members may be missing: a piece is parsed only that far, the other operations of
     /// the path skipped unbuilt.
-    pub(crate) fn path_item_for(
+    pub fn path_item_for(
         &self,
         path: &str,
         method: &str,
@@ -537,7 +537,7 @@ impl<'s> DocView<'s> {
     /// Where a pointer steps into an object that is itself a `$ref` and lacks the next key, the
     /// ref is followed: `#/paths/~1pets/get/responses/200/content` should work when that
     /// response is a ref, as most tools allow.
-    pub(crate) fn pointer(&self, doc: DocId, pointer: &str) -> Result<Resolved<'_>, RefError> {
+    pub fn pointer(&self, doc: DocId, pointer: &str) -> Result<Resolved<'_>, RefError> {
         let mut cur_doc = doc;
         let mut cur = self.root_spot(doc)?;
         let mut hops = 0;
@@ -592,11 +592,7 @@ impl<'s> DocView<'s> {
 
     /// Follows `$ref` until reaching a value that is not a ref. Used for parameters, responses,
     /// request bodies and path items, which (unlike schemas) cannot legitimately be recursive.
-    pub(crate) fn deref<'a>(
-        &'a self,
-        value: &'a Value,
-        doc: DocId,
-    ) -> Result<Resolved<'a>, RefError> {
+    pub fn deref<'a>(&'a self, value: &'a Value, doc: DocId) -> Result<Resolved<'a>, RefError> {
         let mut cur = Resolved { doc, value };
         for _ in 0..MAX_HOPS {
             match cur.value.get("$ref").and_then(Value::as_str) {
@@ -923,7 +919,7 @@ pub(crate) fn escape_segment(key: &str) -> String {
 
 /// Percent-decodes a URI fragment (`#/paths/~1pets%7Bid%7D`). Invalid escapes stay as they are;
 /// invalid UTF-8 after decoding falls back to the raw text.
-pub(crate) fn percent_decode(s: &str) -> String {
+pub fn percent_decode(s: &str) -> String {
     if !s.contains('%') {
         return s.to_string();
     }

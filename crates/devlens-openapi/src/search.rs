@@ -8,6 +8,7 @@ use serde::Serialize;
 
 use devlens_search::{Fusion, KeywordField, KeywordIndex, Retrieval, text::identifier_words};
 
+pub use crate::model::first_sentence;
 use crate::{ApiSpec, EndpointDetails, Operation, semantic::SemanticIndex};
 
 /// HTTP methods a search can be restricted to.
@@ -164,24 +165,6 @@ const FIELDS: &[KeywordField] = &[
         boost: 0.5,
     },
 ];
-
-/// The first sentence of a description, at most 200 characters: enough to carry meaning,
-/// short enough not to drown the summary.
-pub fn first_sentence(text: &str) -> String {
-    let text = text.trim();
-    let end = text
-        .char_indices()
-        .find(|&(i, c)| {
-            (c == '.' || c == '\n')
-                && text[i + c.len_utf8()..]
-                    .chars()
-                    .next()
-                    .is_none_or(char::is_whitespace)
-        })
-        .map(|(i, _)| i)
-        .unwrap_or(text.len());
-    text[..end].chars().take(200).collect()
-}
 
 fn document(op: &Operation) -> Vec<String> {
     vec![

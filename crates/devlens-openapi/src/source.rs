@@ -2,6 +2,7 @@
 
 use std::fmt;
 use std::path::{Path, PathBuf};
+use std::time::SystemTime;
 
 use url::Url;
 
@@ -149,6 +150,22 @@ pub(crate) fn redact_str(s: &str) -> String {
     match Url::parse(s) {
         Ok(u) => redact_url(&u),
         Err(_) => s.split(['?', '#']).next().unwrap_or(s).to_string(),
+    }
+}
+
+/// What a file looked like when it was read: enough to notice that it changed without reading it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Stamp {
+    modified: Option<SystemTime>,
+    len: u64,
+}
+
+impl Stamp {
+    pub(crate) fn of(meta: &std::fs::Metadata) -> Stamp {
+        Stamp {
+            modified: meta.modified().ok(),
+            len: meta.len(),
+        }
     }
 }
 

@@ -8,10 +8,11 @@ use serde_json::Value;
 use sha2::{Digest, Sha256};
 use url::Url;
 
+use crate::compact::METHODS;
 use crate::details::{self, EndpointDetails};
 use crate::error::OpenApiError;
 use crate::model::{
-    DEFAULT_TAG, EndpointRef, EndpointSummary, METHODS, Operation, TagSummary, extract_operations,
+    DEFAULT_TAG, EndpointRef, EndpointSummary, Operation, TagSummary, extract_operations,
     loose_path, template_match, text,
 };
 use crate::normalize::swagger2_to_openapi3;
@@ -46,7 +47,7 @@ pub struct ApiSpec {
     /// Tags as [`ApiSpec::tags`] returns them, with the operations under each.
     tags: Vec<(TagSummary, Vec<usize>)>,
     /// External files with their stamps when loaded, so a cache can tell when to reload.
-    pub(crate) external_files: Vec<(PathBuf, crate::load::Stamp)>,
+    pub(crate) external_files: Vec<(PathBuf, crate::source::Stamp)>,
 }
 
 impl fmt::Debug for ApiSpec {
@@ -99,7 +100,7 @@ impl ApiSpec {
         spec_version: String,
         swagger_hash: String,
         source: String,
-        external_files: Vec<(PathBuf, crate::load::Stamp)>,
+        external_files: Vec<(PathBuf, crate::source::Stamp)>,
     ) -> ApiSpec {
         if kind == SpecKind::Swagger2 {
             swagger2_to_openapi3(&mut docs);
@@ -148,7 +149,7 @@ impl ApiSpec {
 
     /// The documents, for the modules that read the spec beyond the listing (through a
     /// [`DocSet::view`]).
-    pub(crate) fn docs(&self) -> &DocSet {
+    pub fn documents(&self) -> &DocSet {
         &self.docs
     }
 
@@ -191,6 +192,27 @@ impl ApiSpec {
                     .collect::<Vec<_>>()
             })
             .unwrap_or_default()
+    }
+
+    /// The server URLs with their variables filled with defaults.
+    pub fn server_urls(&self) -> Vec<String> {
+        let Some(servers) = self.docs.root_member("servers").and_then(Value::as_array) else {
+            return Vec::new();
+        };
+        servers
+            .iter()
+            .filter_map(|s| {
+                let mut url = s.get("url")?.as_str()?.trim().to_string();
+                if let Some(vars) = s.get("variables").and_then(Value::as_object) {
+                    for (name, var) in vars {
+                        if let Some(default) = var.get("default").and_then(Value::as_str) {
+                            url = url.replace(&format!("{{{name}}}"), default);
+                        }
+                    }
+                }
+                (!url.contains('{')).then_some(url)
+            })
+            .collect()
     }
 
     /// Tags with their endpoint counts: declared tags in document order (with their

@@ -2,7 +2,10 @@
 //! types as the MCP tools and the REST API (the spec named as the user typed it, unconfined);
 //! compact text by default, the stable JSON shapes with `--json`.
 
+use std::path::PathBuf;
+
 use anyhow::Context as _;
+use clap::{Args, Subcommand};
 use devlens_app::{
     App,
     api::{
@@ -17,10 +20,234 @@ use devlens_app::projects::ReindexEvent;
 use devlens_core::Config;
 use devlens_openapi::eval::parse_golden;
 
-use crate::cli::{ApiCommand, SpecArgs};
 use crate::output::report;
 use crate::progress::ProgressLine;
 use crate::remote::Remote;
+
+/// Which spec a command is about: the flags of [`devlens_app::api::SpecArgs`].
+#[derive(Debug, Args, Clone)]
+pub(crate) struct SpecArgs {
+    /// A spec file or http(s) URL (JSON or YAML; OpenAPI 3.x or Swagger 2.0)
+    #[arg(long, value_name = "PATH_OR_URL", conflicts_with = "project")]
+    pub spec: Option<String>,
+    /// A configured project [default: the active project]
+    #[arg(long, value_name = "NAME", env = "DEVLENS_PROJECT")]
+    pub project: Option<String>,
+}
+
+impl SpecArgs {
+    /// The application's spec arguments, as the tools and the REST API take them.
+    pub(crate) fn to_app(&self) -> devlens_app::api::SpecArgs {
+        devlens_app::api::SpecArgs {
+            project_name: self.project.clone(),
+            spec: self.spec.clone(),
+        }
+    }
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum ApiCommand {
+    /// List tags with their endpoint counts
+    Tags {
+        #[command(flatten)]
+        target: SpecArgs,
+        #[arg(long)]
+        json: bool,
+    },
+    /// List the endpoints of a tag
+    Endpoints {
+        #[command(flatten)]
+        target: SpecArgs,
+        #[arg(long)]
+        tag: String,
+        /// Skip this many endpoints
+        #[arg(long, default_value_t = 0)]
+        offset: usize,
+        /// Show at most this many endpoints (at most 200 a page; --offset pages on) [default: 200]
+        #[arg(long)]
+        limit: Option<usize>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Show one endpoint: parameters, request body, responses
+    Show {
+        #[command(flatten)]
+        target: SpecArgs,
+        #[arg(long, conflicts_with_all = ["method", "path"], required_unless_present = "method")]
+        operation_id: Option<String>,
+        #[arg(long, requires = "path")]
+        method: Option<String>,
+        #[arg(long, requires = "method")]
+        path: Option<String>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Find endpoints for a question, or list a tag's endpoints
+    Search {
+        #[command(flatten)]
+        target: SpecArgs,
+        /// A natural-language question
+        #[arg(long, conflicts_with = "tag", required_unless_present = "tag")]
+        query: Option<String>,
+        /// List this tag's endpoints instead
+        #[arg(long)]
+        tag: Option<String>,
+        /// Keep only GET, POST, PUT, PATCH or DELETE
+        #[arg(long)]
+        method: Option<String>,
+        /// Number of results (1-50)
+        #[arg(long, default_value_t = 10)]
+        limit: i64,
+        /// hybrid (default), semantic or keyword
+        #[arg(long)]
+        mode: Option<String>,
+        /// Include each hit's full endpoint details
+        #[arg(long)]
+        details: bool,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Build (or rebuild) the semantic search index of a spec; unchanged endpoints reuse their
+    /// vectors
+    Index {
+        #[command(flatten)]
+        target: SpecArgs,
+        /// Embedding provider for this build: local, openai, gemini, ollama or auto
+        /// [default: EMBEDDING_PROVIDER, then `[embedding] provider`, then local]
+        #[arg(long)]
+        provider: Option<String>,
+        /// Embed every endpoint again instead of reusing the vectors of unchanged ones
+        #[arg(long)]
+        force: bool,
+        /// Re-index every project, one after the other (a failure is reported, the rest go on)
+        #[arg(long, conflicts_with_all = ["spec", "project"])]
+        all: bool,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Show whether a spec has a semantic index, what built it, and whether it is stale
+    Status {
+        #[command(flatten)]
+        target: SpecArgs,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Score search quality on a golden set of questions (top-1/3/5, MRR, latency)
+    Eval {
+        #[command(flatten)]
+        target: SpecArgs,
+        /// Golden file: one question per line, a TAB, then comma-separated operationIds
+        #[arg(long, value_name = "FILE")]
+        golden: PathBuf,
+        /// hybrid (default), semantic or keyword
+        #[arg(long)]
+        mode: Option<String>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Check API traffic against the spec: a HAR file, or (without --har) the live traffic of
+    /// the running server's browser tab. Exits 1 when something differs from the spec
+    CheckTraffic {
+        #[command(flatten)]
+        target: SpecArgs,
+        /// A HAR file (DevTools → Network → Export HAR, Playwright, Firefox)
+        #[arg(long, value_name = "FILE")]
+        har: Option<PathBuf>,
+        /// Where the API runs, e.g. http://127.0.0.1:8080/api [default: the project's
+        /// base_url, else the spec's servers]
+        #[arg(long, value_name = "URL")]
+        base_url: Option<String>,
+        /// Also the requests of pages the tab showed before (live traffic only)
+        #[arg(long)]
+        include_previous_pages: bool,
+        /// The running server whose browser to read (live traffic only) [default:
+        /// DEVLENS_SERVER, `[server] http`, 127.0.0.1:7878]
+        #[arg(long, value_name = "HOST:PORT")]
+        server: Option<String>,
+        /// The bearer token for a server that requires one
+        #[arg(
+            long,
+            env = "DEVLENS_TOKEN",
+            hide_env_values = true,
+            value_name = "TOKEN"
+        )]
+        token: Option<String>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Call an endpoint: arguments checked against the spec first, the answer checked after.
+    /// GET/HEAD/OPTIONS are sent; other methods print the request as curl unless --execute
+    Call {
+        #[command(flatten)]
+        target: SpecArgs,
+        /// The operationId (or give --method and --path)
+        #[arg(conflicts_with_all = ["method", "path"], required_unless_present = "method")]
+        operation_id: Option<String>,
+        #[arg(long, requires = "path")]
+        method: Option<String>,
+        #[arg(long, requires = "method")]
+        path: Option<String>,
+        /// A parameter (path, query or header), repeatable: --param productId=7 --param
+        /// tags='["a","b"]'
+        #[arg(long = "param", value_name = "NAME=VALUE")]
+        params: Vec<String>,
+        /// The request body: JSON, or @FILE
+        #[arg(long, value_name = "JSON|@FILE")]
+        body: Option<String>,
+        /// An extra header, repeatable: --header 'X-Trace: 1'
+        #[arg(long = "header", value_name = "NAME: VALUE")]
+        headers: Vec<String>,
+        /// Overrides the project's base URL
+        #[arg(long, value_name = "URL")]
+        base_url: Option<String>,
+        /// Send it, whatever the method
+        #[arg(long, conflicts_with = "dry_run")]
+        execute: bool,
+        /// Only show it (curl), whatever the method
+        #[arg(long)]
+        dry_run: bool,
+        #[arg(long)]
+        json: bool,
+    },
+    /// A TypeScript fetch function (types from the spec's schemas) and a curl line for an
+    /// endpoint
+    Sample {
+        #[command(flatten)]
+        target: SpecArgs,
+        /// The operationId (or give --method and --path)
+        #[arg(conflicts_with_all = ["method", "path"], required_unless_present = "method")]
+        operation_id: Option<String>,
+        #[arg(long, requires = "path")]
+        method: Option<String>,
+        #[arg(long, requires = "method")]
+        path: Option<String>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Benchmark loading, indexing and search of a spec
+    Bench {
+        /// The spec file to measure
+        #[arg(long, value_name = "PATH")]
+        spec: PathBuf,
+        /// How many times to load and index (the median is reported)
+        #[arg(long, default_value_t = 5)]
+        runs: usize,
+        /// How many search queries to time
+        #[arg(long, default_value_t = 500)]
+        queries: usize,
+        /// Also measure the local embedding model: load, index build, hybrid queries
+        #[arg(long)]
+        semantic: bool,
+        /// Write the endpoint strings the semantic index embeds to FILE (a JSON array)
+        #[arg(long, value_name = "FILE")]
+        texts_out: Option<PathBuf>,
+        /// Write the questions the semantic queries embed to FILE (a JSON array)
+        #[arg(long, value_name = "FILE")]
+        queries_out: Option<PathBuf>,
+        #[arg(long)]
+        json: bool,
+    },
+}
 
 fn selector(target: &SpecArgs) -> SpecSelector {
     target.to_app().selector()

@@ -3,27 +3,408 @@
 //! the page when `--url` is given, prints one compact answer and leaves. Interactive sessions —
 //! clicking through a flow — act on a running server's browser instead (`session_cmd`).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use anyhow::{Context, bail};
+use clap::{Args, Subcommand};
 use devlens_browser::{
     BrowserSessions, ConnectOptions, ConsoleLevel, ConsoleQuery, ElementQuery, ElementTarget,
     EvaluateOptions, ImageFormat, LaunchOptions, Navigation, NetworkQuery, ScreenshotRequest,
     ScreenshotScope, SnapshotOptions, Tab, TabSelector, WaitCondition,
 };
 
-use crate::cli::{AuditCommand, AuditPage, BrowserArgs, BrowserChoice, BrowserCommand, PageArgs};
 use crate::output;
+
+#[derive(Debug, Args)]
+pub(crate) struct BrowserArgs {
+    #[command(flatten)]
+    pub browser: BrowserChoice,
+    #[command(subcommand)]
+    pub command: BrowserCommand,
+}
+
+/// Which browser a command uses: a headless one launched for the command (closed after), or a
+/// running Chrome.
+#[derive(Debug, Args)]
+pub(crate) struct BrowserChoice {
+    /// Use a running Chrome instead of launching one: a port (9222), host:port, http://host:port
+    /// or a ws:// DevTools URL (start Chrome with --remote-debugging-port=9222)
+    #[arg(long, global = true, value_name = "ENDPOINT")]
+    pub connect: Option<String>,
+    /// With --connect: the tab to use, by index, title or URL part [default: the first tab]
+    #[arg(long, global = true, value_name = "TAB", requires = "connect")]
+    pub tab: Option<String>,
+    /// The Chrome/Chromium executable to launch [default: CHROME_PATH, then PATH and the usual
+    /// install locations]
+    #[arg(long, global = true, value_name = "PATH", conflicts_with = "connect")]
+    pub chrome_path: Option<PathBuf>,
+    /// Show the browser window instead of running headless
+    #[arg(long, global = true, conflicts_with = "connect")]
+    pub headful: bool,
+    /// Viewport size of a launched browser, e.g. 1280x720
+    #[arg(long, global = true, value_name = "WxH", conflicts_with = "connect")]
+    pub window: Option<String>,
+    /// The running devlens server session commands act on [default: DEVLENS_SERVER, then the
+    /// config's [server] http, then 127.0.0.1:7878]
+    #[arg(
+        long,
+        global = true,
+        value_name = "HOST:PORT",
+        conflicts_with = "connect"
+    )]
+    pub server: Option<String>,
+    /// The bearer token for a server that requires one (`devlens token create` on the server)
+    #[arg(
+        long,
+        global = true,
+        env = "DEVLENS_TOKEN",
+        hide_env_values = true,
+        value_name = "TOKEN"
+    )]
+    pub token: Option<String>,
+}
+
+/// The page a command looks at: loaded from --url, or the current page of a --connect tab.
+#[derive(Debug, Args, Clone)]
+pub(crate) struct PageArgs {
+    /// Load this URL first (required unless --connect names a browser with the page open)
+    #[arg(long, value_name = "URL")]
+    pub url: Option<String>,
+    /// Give up waiting for the page load after this many milliseconds
+    #[arg(long, value_name = "MS", default_value_t = 30_000)]
+    pub timeout_ms: u64,
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum BrowserCommand {
+    /// Load a URL: final URL, HTTP status, title, console errors and failed requests of the load
+    /// (exit status 1 when the document failed or returned 4xx/5xx)
+    Open {
+        url: String,
+        #[arg(long, value_name = "MS", default_value_t = 30_000)]
+        timeout_ms: u64,
+        #[arg(long)]
+        json: bool,
+    },
+    /// The page's accessibility tree as compact text, paged by line
+    Snapshot {
+        #[command(flatten)]
+        page: PageArgs,
+        /// Only interactive elements, headings and landmarks
+        #[arg(long)]
+        interactive: bool,
+        /// Skip this many lines
+        #[arg(long, default_value_t = 0)]
+        offset: usize,
+        /// At most this many lines [default: 200]
+        #[arg(long)]
+        limit: Option<usize>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Elements matching a CSS selector, one compact line each
+    Query {
+        #[command(flatten)]
+        page: PageArgs,
+        /// CSS selector
+        selector: String,
+        /// Only elements whose text, value, label or placeholder contains this
+        #[arg(long)]
+        text: Option<String>,
+        /// Only visible elements
+        #[arg(long)]
+        visible: bool,
+        /// At most this many (default 5, at most 20)
+        #[arg(long)]
+        limit: Option<usize>,
+        /// Skip this many matches
+        #[arg(long, default_value_t = 0)]
+        offset: usize,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Save a screenshot of the viewport, the full page or one element
+    Screenshot {
+        #[command(flatten)]
+        page: PageArgs,
+        /// Where to write the image
+        #[arg(long, value_name = "FILE")]
+        out: PathBuf,
+        /// The whole page, not just the viewport
+        #[arg(long, conflicts_with = "element")]
+        full_page: bool,
+        /// Only this element (CSS selector)
+        #[arg(long, value_name = "SELECTOR")]
+        element: Option<String>,
+        /// png or jpeg [default: from the file extension, else png]
+        #[arg(long)]
+        format: Option<String>,
+        /// JPEG quality 1-100
+        #[arg(long)]
+        quality: Option<u8>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// The console of the page: messages, errors with their stack, uncaught exceptions
+    Console {
+        #[command(flatten)]
+        page: PageArgs,
+        /// Lowest level to show: error, warn, info, log or debug
+        #[arg(long)]
+        level: Option<String>,
+        /// At most this many, the most recent [default: 50]
+        #[arg(long)]
+        limit: Option<usize>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// The requests of the page: method, status, type, URL, duration, size
+    Network {
+        #[command(flatten)]
+        page: PageArgs,
+        /// Only network errors and HTTP 4xx/5xx
+        #[arg(long)]
+        failed: bool,
+        /// Only this resource type (document, script, fetch, xhr, image, stylesheet, ...)
+        #[arg(long, value_name = "TYPE")]
+        r#type: Option<String>,
+        /// Only URLs containing this
+        #[arg(long, value_name = "TEXT")]
+        url_contains: Option<String>,
+        /// At most this many [default: 50]
+        #[arg(long)]
+        limit: Option<usize>,
+        /// Also list the scripts, stylesheets, images and fonts that loaded fine
+        #[arg(long = "static")]
+        include_static: bool,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Run JavaScript in the page and print its value as JSON (exit status 1 if it threw)
+    Eval {
+        #[command(flatten)]
+        page: PageArgs,
+        /// The expression or statements (top-level await works)
+        expression: String,
+        #[arg(long)]
+        json: bool,
+    },
+    /// List the tabs of the browser (useful with --connect)
+    Tabs {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Audit a page: accessibility, performance, an element's CSS, the app's state
+    #[command(subcommand)]
+    Audit(AuditCommand),
+    /// Start a browser in the running server for the session commands (headless unless
+    /// --headful)
+    Launch {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Close the server's browser (or disconnect from a Chrome it attached to)
+    Close {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Load a URL in the active tab, or go back, forward or reload; what changed is reported
+    Navigate {
+        #[arg(required_unless_present_any = ["back", "forward", "reload"])]
+        url: Option<String>,
+        #[arg(long, conflicts_with_all = ["url", "forward", "reload"])]
+        back: bool,
+        #[arg(long, conflicts_with_all = ["url", "reload"])]
+        forward: bool,
+        #[arg(long, conflicts_with = "url")]
+        reload: bool,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Click an element: a ref from `snapshot` (e12) or a CSS selector
+    Click {
+        target: String,
+        /// Double-click
+        #[arg(long)]
+        double: bool,
+        /// Right-click
+        #[arg(long)]
+        right: bool,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Replace an input's value (a ref or a CSS selector)
+    Fill {
+        target: String,
+        value: String,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Type text as key presses, into the focused element or --into one
+    Type {
+        text: String,
+        #[arg(long, value_name = "REF|SELECTOR")]
+        into: Option<String>,
+        /// Press Enter afterwards
+        #[arg(long)]
+        submit: bool,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Press a key or a combination (Enter, Escape, Control+A)
+    Press {
+        key: String,
+        #[arg(long, value_name = "REF|SELECTOR")]
+        on: Option<String>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Move the mouse over an element
+    Hover {
+        target: String,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Choose options of a <select> by value or label
+    Select {
+        target: String,
+        #[arg(required = true)]
+        values: Vec<String>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Scroll the page or an element: up, down, left, right, top or bottom; without a
+    /// direction, scroll the element into view
+    Scroll {
+        #[arg(value_parser = ["up", "down", "left", "right", "top", "bottom"])]
+        direction: Option<String>,
+        #[arg(long, value_name = "REF|SELECTOR")]
+        element: Option<String>,
+        /// Pixels
+        #[arg(long)]
+        amount: Option<u32>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Wait for text to appear (or --gone), an element (--selector), a URL or network idle
+    Wait {
+        /// Text to wait for
+        text: Option<String>,
+        /// Wait for the text to disappear instead
+        #[arg(long, requires = "text")]
+        gone: bool,
+        #[arg(long, value_name = "SELECTOR")]
+        selector: Option<String>,
+        #[arg(long, value_name = "TEXT")]
+        url_contains: Option<String>,
+        #[arg(long)]
+        network_idle: bool,
+        #[arg(long, value_name = "MS")]
+        timeout_ms: Option<u64>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Accept or dismiss the open dialog (alert, confirm, prompt)
+    Dialog {
+        #[arg(value_parser = ["accept", "dismiss"])]
+        action: String,
+        /// The answer to a prompt()
+        #[arg(long)]
+        text: Option<String>,
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// The page an audit loads: a URL, or the page open in a running Chrome (--connect).
+#[derive(Debug, Args)]
+pub(crate) struct AuditPage {
+    /// The page to audit (required unless --connect names a browser with the page open)
+    pub url: Option<String>,
+    /// Give up waiting for the page load after this many milliseconds
+    #[arg(long, value_name = "MS", default_value_t = 30_000)]
+    pub timeout_ms: u64,
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum AuditCommand {
+    /// Accessibility with axe-core: violations by impact with their elements (exit status 1
+    /// when there are any)
+    A11y {
+        #[command(flatten)]
+        page: AuditPage,
+        /// Only this element and its descendants (CSS selector)
+        #[arg(long, value_name = "SELECTOR")]
+        scope: Option<String>,
+        /// Only rules with these tags, comma-separated (wcag2a, wcag2aa, wcag21aa, best-practice, …)
+        #[arg(long, value_delimiter = ',')]
+        tags: Vec<String>,
+        /// Only these rule ids, comma-separated
+        #[arg(long, value_delimiter = ',')]
+        rules: Vec<String>,
+        /// Skip these rule ids, comma-separated
+        #[arg(long, value_delimiter = ',')]
+        exclude: Vec<String>,
+        /// Elements listed per rule [default: 3]
+        #[arg(long)]
+        max_nodes: Option<usize>,
+    },
+    /// Performance of the page's load: a trace reduced to findings (default), vitals, a CPU
+    /// profile, or memory with a heap snapshot summary
+    Perf {
+        #[command(flatten)]
+        page: AuditPage,
+        /// trace, vitals, profile or memory
+        #[arg(long, default_value = "trace")]
+        measure: String,
+        /// Also save the raw trace here (DevTools' Performance panel opens it)
+        #[arg(long, value_name = "FILE")]
+        save_trace: Option<PathBuf>,
+        /// CPU slowdown while measuring (4 = a mid-range phone)
+        #[arg(long)]
+        cpu_slowdown: Option<f64>,
+        /// Network throttling while measuring: slow-3g, fast-3g, fast-4g
+        #[arg(long)]
+        network: Option<String>,
+    },
+    /// Why an element looks as it does: computed values and, per property, which declaration
+    /// won and why the others lost
+    Css {
+        #[command(flatten)]
+        page: AuditPage,
+        /// The element (CSS selector)
+        #[arg(long, value_name = "SELECTOR")]
+        element: String,
+        /// Only these properties, comma-separated
+        #[arg(long, value_delimiter = ',')]
+        properties: Vec<String>,
+    },
+    /// The app's state: frameworks (default), the component tree, a component's props and
+    /// state, stores, or the globals the app added
+    State {
+        #[command(flatten)]
+        page: AuditPage,
+        /// frameworks, tree, component, stores or globals
+        #[arg(long, default_value = "frameworks")]
+        view: String,
+        /// For tree and component: the element whose component to show (CSS selector)
+        #[arg(long, value_name = "SELECTOR")]
+        element: Option<String>,
+        /// Skip this many items (the next page)
+        #[arg(long, default_value_t = 0)]
+        offset: usize,
+    },
+}
 
 /// How long console and network commands wait for the page's own requests to finish after the
 /// load, so late `fetch`es and the errors they cause are in the answer.
 const SETTLE_TIMEOUT: Duration = Duration::from_secs(5);
 
-pub(crate) async fn run(config: devlens_core::Config, args: BrowserArgs) -> anyhow::Result<()> {
-    if crate::session_cmd::is_session(&args) {
-        return crate::session_cmd::run_browser(config, args).await;
-    }
+/// One-shot checks of a page in a browser of their own (session commands go to `session_cmd`).
+pub(crate) async fn run(args: BrowserArgs) -> anyhow::Result<()> {
     check_arguments(&args)?;
     let sessions = BrowserSessions::new();
     let outcome = run_with(&sessions, &args).await;

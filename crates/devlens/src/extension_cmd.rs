@@ -8,13 +8,38 @@
 
 use std::path::{Path, PathBuf};
 
+use clap::Subcommand;
 use serde::Serialize;
 
 use devlens_app::extension::ExtensionPairing;
 use devlens_core::{Config, paths::write_atomic};
 
-use crate::cli::ExtensionCommand;
 use crate::output::{print, report};
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum ExtensionCommand {
+    /// Write the extension's files into the data dir (refreshing them when this devlens carries
+    /// newer ones) and print the folder: load it in chrome://extensions with Developer mode,
+    /// "Load unpacked"
+    Path {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Print the pairing token the extension's options ask for, and the paired extensions
+    Token {
+        /// Replace the token (paired extensions stay paired)
+        #[arg(long)]
+        new: bool,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Unpair an extension: its origin, chrome-extension://<id>
+    Revoke {
+        origin: String,
+        #[arg(long)]
+        json: bool,
+    },
+}
 
 /// Every file of `extension/` at the repository root: its name and its bytes.
 const FILES: &[(&str, &str)] = &[

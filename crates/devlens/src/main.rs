@@ -86,7 +86,10 @@ async fn run(cli: Cli, log_feed: devlens_mcp::LogFeed) -> anyhow::Result<()> {
         Command::Api(command) => api_cmd::run(config, command).await,
         Command::Project(command) => project_cmd::run(config, command),
         Command::Model(command) => model_cmd::run(config, command).await,
-        Command::Browser(args) => browser_cmd::run(config, args).await,
+        Command::Browser(args) if session_cmd::is_session(&args) => {
+            session_cmd::run_browser(config, args).await
+        }
+        Command::Browser(args) => browser_cmd::run(args).await,
         Command::Debug(args) => session_cmd::run_debug(config, args).await,
         Command::Docs(args) => docs_cmd::run(config, args).await,
         Command::Kb(args) => kb_cmd::run(config, args).await,

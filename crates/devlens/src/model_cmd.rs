@@ -1,5 +1,8 @@
 //! `devlens model …`: installing and locating the local embedding model.
 
+use std::path::PathBuf;
+
+use clap::Subcommand;
 use serde::Serialize;
 
 use devlens_core::Config;
@@ -8,8 +11,24 @@ use devlens_embed::{
     install_local_model, local_model_name_for, resolve_model_dir,
 };
 
-use crate::cli::ModelCommand;
 use crate::output::print;
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum ModelCommand {
+    /// Install the model into the data dir: from the Hugging Face hub, or from a local folder
+    Install {
+        /// A folder holding config.json, tokenizer.json and model.safetensors (no download)
+        #[arg(long, value_name = "DIR")]
+        from: Option<PathBuf>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Show where the model is looked for and whether it loads
+    Status {
+        #[arg(long)]
+        json: bool,
+    },
+}
 
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]

@@ -1,8 +1,27 @@
 //! `devlens project …`: named specs and the active project.
 
+use clap::Subcommand;
+
 use devlens_core::{Config, ProjectRegistry};
 
-use crate::cli::ProjectCommand;
+#[derive(Debug, Subcommand)]
+pub(crate) enum ProjectCommand {
+    /// List projects and which one is active
+    List {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Add (or update) a project in the data directory's projects.json
+    Add {
+        name: String,
+        /// The project's spec: a file path or an http(s) URL
+        spec: String,
+    },
+    /// Make a project the active one
+    Use { name: String },
+    /// Remove a project from the data directory's projects.json
+    Remove { name: String },
+}
 
 pub(crate) fn run(config: Config, command: ProjectCommand) -> anyhow::Result<()> {
     let mut registry = ProjectRegistry::load(&config)?;

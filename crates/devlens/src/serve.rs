@@ -3,6 +3,7 @@
 use std::{net::SocketAddr, sync::Arc};
 
 use anyhow::Context;
+use clap::Args;
 use tokio_util::sync::CancellationToken;
 
 use devlens_app::{App, AppError, ErrorKind, WorkspaceChoice, tokens::TokenStore};
@@ -10,7 +11,29 @@ use devlens_core::Config;
 use devlens_http::{Limits, OriginPolicy, ServerOptions};
 use devlens_mcp::{DevlensServer, McpOptions};
 
-use crate::cli::ServeArgs;
+use crate::workspace_cmd::WorkspaceArgs;
+
+#[derive(Debug, Args)]
+pub(crate) struct ServeArgs {
+    /// Serve HTTP on this address instead of stdio: MCP at /mcp, REST under /api/
+    #[arg(long, value_name = "ADDR", num_args = 0..=1, default_missing_value = "127.0.0.1:7878")]
+    pub http: Option<String>,
+    /// The tool families to offer, comma-separated: api, browser, debugger, docs, kb,
+    /// workspace [default: all]
+    #[arg(long, env = "DEVLENS_TOOLS", value_name = "FAMILIES", value_parser = parse_families)]
+    pub tools: Option<devlens_mcp::ToolFamilies>,
+    /// List only the tools the browser's state allows (not connected, connected, debugging,
+    /// paused) and send tools/list_changed when that changes. Off by default: clients that did
+    /// not ask for a moving tool list keep a fixed one
+    #[arg(long, env = "DEVLENS_DYNAMIC_TOOLS", value_parser = clap::builder::FalseyValueParser::new())]
+    pub dynamic_tools: bool,
+    #[command(flatten)]
+    pub workspace: WorkspaceArgs,
+}
+
+fn parse_families(list: &str) -> Result<devlens_mcp::ToolFamilies, String> {
+    devlens_mcp::ToolFamilies::parse(list)
+}
 
 pub(crate) async fn run(
     config: Config,

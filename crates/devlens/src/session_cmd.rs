@@ -8,13 +8,84 @@ use std::path::Path;
 
 use anyhow::Context as _;
 use base64::Engine as _;
+use clap::{Args, Subcommand};
 use serde_json::{Map, Value, json};
 
 use devlens_app::AppError;
 use devlens_core::Config;
 
-use crate::cli::{BrowserArgs, BrowserCommand, DebugArgs, DebugCommand};
+use crate::browser_cmd::{BrowserArgs, BrowserCommand};
 use crate::remote::Remote;
+
+#[derive(Debug, Args)]
+pub(crate) struct DebugArgs {
+    /// The running devlens server [default: DEVLENS_SERVER, then the config's [server] http,
+    /// then 127.0.0.1:7878]
+    #[arg(long, global = true, value_name = "HOST:PORT")]
+    pub server: Option<String>,
+    /// The bearer token for a server that requires one (`devlens token create` on the server)
+    #[arg(
+        long,
+        global = true,
+        env = "DEVLENS_TOKEN",
+        hide_env_values = true,
+        value_name = "TOKEN"
+    )]
+    pub token: Option<String>,
+    /// Print the structured answer as JSON
+    #[arg(long, global = true)]
+    pub json: bool,
+    #[command(subcommand)]
+    pub command: DebugCommand,
+}
+
+/// Debugger commands: they act on the active tab of the server's browser.
+#[derive(Debug, Subcommand)]
+pub(crate) enum DebugCommand {
+    /// Turn the debugger on for the active tab (the other commands do it on first use)
+    Enable,
+    /// Set a breakpoint at FILE:LINE (the original source through source maps, e.g.
+    /// src/cart.ts:42 or app.js:12); the next pause answers with where it stopped
+    Break {
+        #[arg(value_name = "FILE:LINE[:COLUMN]")]
+        location: String,
+        /// Only pause when this JavaScript expression is true
+        #[arg(long)]
+        condition: Option<String>,
+    },
+    /// List the breakpoints
+    Breakpoints,
+    /// Remove a breakpoint by the id `break` or `breakpoints` printed
+    Remove { id: String },
+    /// Resume a paused page
+    Resume,
+    /// Pause the page at the next JavaScript statement
+    Pause,
+    /// Step over (default), into or out of the current call
+    Step {
+        #[arg(default_value = "over", value_parser = ["over", "into", "out"])]
+        direction: String,
+    },
+    /// The paused page's call stack with each frame's scopes
+    Stack,
+    /// Evaluate an expression in a paused frame (the top one by default)
+    Eval {
+        expression: String,
+        /// The frame, by its number in `stack`
+        #[arg(long)]
+        frame: Option<usize>,
+    },
+    /// Pause on thrown exceptions: none, uncaught or all
+    Exceptions {
+        #[arg(value_parser = ["none", "uncaught", "all"])]
+        state: String,
+    },
+    /// Wait until the page pauses (a breakpoint hit by a timer or a request), then show where
+    Wait {
+        #[arg(long, value_name = "MS")]
+        timeout_ms: Option<u64>,
+    },
+}
 
 /// Whether `args` is a session command: the new verbs always, the page commands when neither
 /// `--url` nor `--connect` names a page of their own.

@@ -5,13 +5,27 @@
 
 use std::path::{Path, PathBuf};
 
+use clap::Args;
+
 use devlens_core::{
     ConfigOverrides, DataDir,
     config::ConfigFile,
     trust::{TrustStore, TrustedConfig},
 };
 
-use crate::cli::TrustArgs;
+#[derive(Debug, Args)]
+pub(crate) struct TrustArgs {
+    /// The file to trust [default: ./devlens.toml]
+    pub file: Option<PathBuf>,
+    /// Forget the file's trust
+    #[arg(long, conflicts_with = "list")]
+    pub untrust: bool,
+    /// List the trusted files
+    #[arg(long)]
+    pub list: bool,
+    #[arg(long)]
+    pub json: bool,
+}
 
 pub(crate) fn run(overrides: &ConfigOverrides, args: TrustArgs) -> anyhow::Result<()> {
     // The config is not loaded: trusting a file must not first apply (or warn about) it.

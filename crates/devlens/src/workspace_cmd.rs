@@ -1,6 +1,8 @@
 //! `devlens workspace read|list|search`: the project's files as the workspace tools see them
 //! (confined, `.gitignore` respected, bounded), for scripts and for checking what an agent sees.
 
+use std::path::PathBuf;
+
 use clap::{Args, Subcommand};
 
 use devlens_app::{
@@ -9,8 +11,20 @@ use devlens_app::{
 };
 use devlens_core::Config;
 
-use crate::cli::WorkspaceArgs;
 use crate::output::report;
+
+/// The project folder tools read and write.
+#[derive(Debug, Args, Clone)]
+pub(crate) struct WorkspaceArgs {
+    /// The project folder: every file a tool reads or writes (and every screenshot or saved
+    /// body) stays inside it or the data dir [default: the client's MCP root, else the current
+    /// directory]
+    #[arg(long, global = true, env = "DEVLENS_WORKSPACE", value_name = "DIR")]
+    pub workspace: Option<PathBuf>,
+    /// Tools may read the workspace but not change it
+    #[arg(long, global = true, env = "DEVLENS_READ_ONLY_WORKSPACE", value_parser = clap::builder::FalseyValueParser::new())]
+    pub read_only_workspace: bool,
+}
 
 #[derive(Debug, Args)]
 pub(crate) struct WorkspaceCmd {

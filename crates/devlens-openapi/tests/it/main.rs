@@ -3,7 +3,6 @@
 
 #![allow(clippy::unwrap_used)] // test code: a panic is a failed assertion
 
-mod contract;
 mod details_snapshot;
 mod fixture_specs;
 mod hardening;

@@ -11,10 +11,13 @@ use std::fmt::Write as _;
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 
-use super::operation_object;
-use crate::model::{Operation, text};
-use crate::resolve::{DocId, DocView, ROOT};
-use crate::{ApiSpec, EndpointRef, OpenApiError};
+use crate::operation_object;
+use devlens_openapi::Operation;
+use devlens_openapi::documents::text;
+use devlens_openapi::documents::{DocId, DocView, ROOT};
+use devlens_openapi::{ApiSpec, EndpointRef};
+
+use crate::ContractError;
 
 /// A parameter as the sample uses it: name, `in`, required, and its schema with its document.
 type SampleParam = (String, String, bool, Option<(Value, DocId)>);
@@ -49,281 +52,278 @@ impl devlens_core::Report for CodeSample {
     }
 }
 
-impl ApiSpec {
-    /// A typed `fetch` function and a curl line for an operation. `base_url` defaults to the
-    /// spec's first server.
-    pub fn code_sample(
-        &self,
-        endpoint: &EndpointRef,
-        base_url: Option<&str>,
-    ) -> Result<CodeSample, OpenApiError> {
-        let op = self.find_operation(endpoint)?;
-        let view = self.docs().view();
-        let docs = &view;
-        let (item, raw_op) = operation_object(docs, op);
-        let doc = item.map_or(ROOT, |(_, d)| d);
-        let base = base_url
-            .map(str::to_string)
-            .or_else(|| self.server_urls().into_iter().next())
-            .unwrap_or_default();
-        let base = base.trim_end_matches('/').to_string();
-        let mut types = TsTypes::new(docs);
-        let function_name = function_name(op);
-        let pascal = pascal_case(&function_name);
+/// A typed `fetch` function and a curl line for an operation. `base_url` defaults to the
+/// spec's first server.
+pub fn code_sample(
+    spec: &ApiSpec,
+    endpoint: &EndpointRef,
+    base_url: Option<&str>,
+) -> Result<CodeSample, ContractError> {
+    let op = spec.find_operation(endpoint)?;
+    let view = spec.documents().view();
+    let docs = &view;
+    let (item, raw_op) = operation_object(docs, op);
+    let doc = item.map_or(ROOT, |(_, d)| d);
+    let base = base_url
+        .map(str::to_string)
+        .or_else(|| spec.server_urls().into_iter().next())
+        .unwrap_or_default();
+    let base = base.trim_end_matches('/').to_string();
+    let mut types = TsTypes::new(docs);
+    let function_name = function_name(op);
+    let pascal = pascal_case(&function_name);
 
-        // Parameters: path-level then operation-level, the operation's winning.
-        let mut params: Vec<SampleParam> = Vec::new();
-        for list in [
-            item.and_then(|(i, _)| i.get("parameters")),
-            raw_op.and_then(|o| o.get("parameters")),
-        ]
-        .into_iter()
-        .flatten()
-        .filter_map(Value::as_array)
-        {
-            for raw in list {
-                let Ok(p) = docs.deref(raw, doc) else {
-                    continue;
-                };
-                let Some(name) = text(p.value.get("name")) else {
-                    continue;
-                };
-                let location = text(p.value.get("in")).unwrap_or_else(|| "query".into());
-                if location == "cookie" {
-                    continue;
-                }
-                let required = location == "path"
-                    || p.value.get("required").and_then(Value::as_bool) == Some(true);
-                let schema = p.value.get("schema").map(|s| (s.clone(), p.doc));
-                params.retain(|(n, l, _, _)| !(n == &name && l == &location));
-                params.push((name, location, required, schema));
+    // Parameters: path-level then operation-level, the operation's winning.
+    let mut params: Vec<SampleParam> = Vec::new();
+    for list in [
+        item.and_then(|(i, _)| i.get("parameters")),
+        raw_op.and_then(|o| o.get("parameters")),
+    ]
+    .into_iter()
+    .flatten()
+    .filter_map(Value::as_array)
+    {
+        for raw in list {
+            let Ok(p) = docs.deref(raw, doc) else {
+                continue;
+            };
+            let Some(name) = text(p.value.get("name")) else {
+                continue;
+            };
+            let location = text(p.value.get("in")).unwrap_or_else(|| "query".into());
+            if location == "cookie" {
+                continue;
             }
+            let required = location == "path"
+                || p.value.get("required").and_then(Value::as_bool) == Some(true);
+            let schema = p.value.get("schema").map(|s| (s.clone(), p.doc));
+            params.retain(|(n, l, _, _)| !(n == &name && l == &location));
+            params.push((name, location, required, schema));
         }
-        // Request body (JSON) and success response.
-        let body = raw_op
-            .and_then(|o| o.get("requestBody"))
-            .and_then(|rb| docs.deref(rb, doc).ok())
-            .and_then(|rb| {
-                let required = rb.value.get("required").and_then(Value::as_bool) == Some(true);
-                json_schema_of(rb.value.get("content")).map(|s| (s.clone(), rb.doc, required))
-            });
-        let success = raw_op
-            .and_then(|o| o.get("responses"))
-            .and_then(Value::as_object)
-            .and_then(|responses| {
-                let mut codes: Vec<&String> =
-                    responses.keys().filter(|k| k.starts_with('2')).collect();
-                codes.sort();
-                codes
-                    .first()
-                    .map(|c| (*c).clone())
-                    .or_else(|| {
-                        responses
-                            .contains_key("default")
-                            .then(|| "default".to_string())
-                    })
-                    .and_then(|code| responses.get(&code).map(|r| (code, r)))
-            })
-            .and_then(|(code, raw)| docs.deref(raw, doc).ok().map(|r| (code, r)));
-        let response_type = match &success {
-            Some((code, r)) if code != "204" => match json_schema_of(r.value.get("content")) {
-                Some(schema) => types.ts(schema, r.doc, 0),
-                None => "void".to_string(),
-            },
-            _ => "void".to_string(),
-        };
+    }
+    // Request body (JSON) and success response.
+    let body = raw_op
+        .and_then(|o| o.get("requestBody"))
+        .and_then(|rb| docs.deref(rb, doc).ok())
+        .and_then(|rb| {
+            let required = rb.value.get("required").and_then(Value::as_bool) == Some(true);
+            json_schema_of(rb.value.get("content")).map(|s| (s.clone(), rb.doc, required))
+        });
+    let success = raw_op
+        .and_then(|o| o.get("responses"))
+        .and_then(Value::as_object)
+        .and_then(|responses| {
+            let mut codes: Vec<&String> = responses.keys().filter(|k| k.starts_with('2')).collect();
+            codes.sort();
+            codes
+                .first()
+                .map(|c| (*c).clone())
+                .or_else(|| {
+                    responses
+                        .contains_key("default")
+                        .then(|| "default".to_string())
+                })
+                .and_then(|code| responses.get(&code).map(|r| (code, r)))
+        })
+        .and_then(|(code, raw)| docs.deref(raw, doc).ok().map(|r| (code, r)));
+    let response_type = match &success {
+        Some((code, r)) if code != "204" => match json_schema_of(r.value.get("content")) {
+            Some(schema) => types.ts(schema, r.doc, 0),
+            None => "void".to_string(),
+        },
+        _ => "void".to_string(),
+    };
 
-        let mut ts = String::new();
-        let params_type = format!("{pascal}Params");
-        if !params.is_empty() {
-            let _ = writeln!(ts, "export interface {params_type} {{");
-            for (name, _, required, schema) in &params {
-                let t = schema
-                    .as_ref()
-                    .map_or_else(|| "string".to_string(), |(s, d)| types.ts(s, *d, 1));
-                let _ = writeln!(
-                    ts,
-                    "  {}{}: {t};",
-                    property_name(name),
-                    if *required { "" } else { "?" }
-                );
-            }
-            ts.push_str("}\n\n");
-        }
-        let body_type = body.as_ref().map(|(s, d, _)| types.ts(s, *d, 0));
-        let summary = op.summary.clone().unwrap_or_default();
-        let _ = writeln!(
-            ts,
-            "/** {}{} {} */",
-            if summary.is_empty() {
-                String::new()
-            } else {
-                format!("{} — ", summary.replace("*/", ""))
-            },
-            op.method,
-            op.path
-        );
-        let mut args: Vec<String> = Vec::new();
-        if !params.is_empty() {
-            let all_optional = params.iter().all(|(_, _, r, _)| !r);
-            args.push(format!(
-                "params: {params_type}{}",
-                if all_optional { " = {}" } else { "" }
-            ));
-        }
-        if let Some(t) = &body_type {
-            args.push(format!("body: {t}"));
-        }
-        args.push("init?: RequestInit".into());
-        let _ = writeln!(
-            ts,
-            "export async function {function_name}({}): Promise<{response_type}> {{",
-            args.join(", ")
-        );
-        // The URL.
-        let mut path_expr = op.path.clone();
-        for (name, location, _, _) in &params {
-            if location == "path" {
-                path_expr = path_expr.replace(
-                    &format!("{{{name}}}"),
-                    &format!("${{encodeURIComponent(String(params{}))}}", accessor(name)),
-                );
-            }
-        }
-        let query: Vec<&SampleParam> = params.iter().filter(|(_, l, _, _)| l == "query").collect();
-        if !query.is_empty() {
-            ts.push_str("  const query = new URLSearchParams();\n");
-            for (name, _, _, schema) in &query {
-                let is_array = schema
-                    .as_ref()
-                    .is_some_and(|(s, d)| resolved_type(docs, s, *d).as_deref() == Some("array"));
-                let value = format!("params{}", accessor(name));
-                if is_array {
-                    let _ = writeln!(
-                        ts,
-                        "  for (const v of {value} ?? []) query.append({}, String(v));",
-                        json!(name)
-                    );
-                } else {
-                    let _ = writeln!(
-                        ts,
-                        "  if ({value} !== undefined) query.set({}, String({value}));",
-                        json!(name)
-                    );
-                }
-            }
-        }
-        let mut headers: Vec<String> = vec!["Accept: \"application/json\"".into()];
-        if body_type.is_some() {
-            headers.push("\"Content-Type\": \"application/json\"".into());
-        }
-        for (name, location, required, _) in &params {
-            if location == "header" {
-                let value = format!("params{}", accessor(name));
-                headers.push(if *required {
-                    format!("{}: String({value})", json!(name))
-                } else {
-                    format!(
-                        "...({value} !== undefined ? {{ {}: String({value}) }} : {{}})",
-                        json!(name)
-                    )
-                });
-            }
-        }
-        let base_expr = if base.is_empty() {
-            String::new()
-        } else {
-            "${BASE_URL}".into()
-        };
-        let query_expr = if query.is_empty() {
-            ""
-        } else {
-            "${query.size ? `?${query}` : \"\"}"
-        };
-        let _ = writeln!(
-            ts,
-            "  const res = await fetch(`{base_expr}{path_expr}{query_expr}`, {{"
-        );
-        ts.push_str("    ...init,\n");
-        let _ = writeln!(ts, "    method: {},", json!(op.method));
-        let _ = writeln!(
-            ts,
-            "    headers: {{ {}, ...(init?.headers as Record<string, string> | undefined) }},",
-            headers.join(", ")
-        );
-        if body_type.is_some() {
-            ts.push_str("    body: JSON.stringify(body),\n");
-        }
-        ts.push_str("  });\n");
-        let _ = writeln!(
-            ts,
-            "  if (!res.ok) throw new Error(`{function_name} failed: ${{res.status}} ${{await res.text()}}`);"
-        );
-        if response_type == "void" {
-            ts.push_str("}\n");
-        } else {
-            let _ = writeln!(ts, "  return (await res.json()) as {response_type};\n}}");
-        }
-        let mut out = String::new();
-        if !base.is_empty() {
-            let _ = writeln!(out, "const BASE_URL = {};\n", json!(base));
-        }
-        for decl in types.declarations() {
-            out.push_str(&decl);
-            out.push_str("\n\n");
-        }
-        out.push_str(&ts);
-
-        // curl with placeholders and an example body.
-        let mut url_path = op.path.clone();
-        for (name, location, _, _) in &params {
-            if location == "path" {
-                url_path = url_path.replace(&format!("{{{name}}}"), &format!("<{name}>"));
-            }
-        }
-        let required_query: Vec<String> = params
-            .iter()
-            .filter(|(_, l, r, _)| l == "query" && *r)
-            .map(|(n, _, _, _)| format!("{n}=<{n}>"))
-            .collect();
-        let mut url = format!(
-            "{}{url_path}",
-            if base.is_empty() {
-                "<base URL>".to_string()
-            } else {
-                base.clone()
-            }
-        );
-        if !required_query.is_empty() {
-            url.push('?');
-            url.push_str(&required_query.join("&"));
-        }
-        let mut curl = String::from("curl");
-        if op.method != "GET" {
-            let _ = write!(curl, " -X {}", op.method);
-        }
-        let _ = write!(curl, " '{url}' \\\n  -H 'Accept: application/json'");
-        if self.api_key_scheme().is_some() || has_bearer(docs) {
-            curl.push_str(" \\\n  -H \"Authorization: Bearer $API_TOKEN\"");
-        }
-        if let Some((schema, d, _)) = &body {
-            let example = example_value(docs, schema, *d, 0);
-            let text = serde_json::to_string(&example).unwrap_or_default();
-            let _ = write!(
-                curl,
-                " \\\n  -H 'Content-Type: application/json' \\\n  --data-raw '{}'",
-                text.replace('\'', "'\\''")
+    let mut ts = String::new();
+    let params_type = format!("{pascal}Params");
+    if !params.is_empty() {
+        let _ = writeln!(ts, "export interface {params_type} {{");
+        for (name, _, required, schema) in &params {
+            let t = schema
+                .as_ref()
+                .map_or_else(|| "string".to_string(), |(s, d)| types.ts(s, *d, 1));
+            let _ = writeln!(
+                ts,
+                "  {}{}: {t};",
+                property_name(name),
+                if *required { "" } else { "?" }
             );
         }
-        Ok(CodeSample {
-            operation_id: op.operation_id.clone(),
-            method: op.method.clone(),
-            path: op.path.clone(),
-            function_name,
-            typescript: out,
-            curl,
-        })
+        ts.push_str("}\n\n");
     }
+    let body_type = body.as_ref().map(|(s, d, _)| types.ts(s, *d, 0));
+    let summary = op.summary.clone().unwrap_or_default();
+    let _ = writeln!(
+        ts,
+        "/** {}{} {} */",
+        if summary.is_empty() {
+            String::new()
+        } else {
+            format!("{} — ", summary.replace("*/", ""))
+        },
+        op.method,
+        op.path
+    );
+    let mut args: Vec<String> = Vec::new();
+    if !params.is_empty() {
+        let all_optional = params.iter().all(|(_, _, r, _)| !r);
+        args.push(format!(
+            "params: {params_type}{}",
+            if all_optional { " = {}" } else { "" }
+        ));
+    }
+    if let Some(t) = &body_type {
+        args.push(format!("body: {t}"));
+    }
+    args.push("init?: RequestInit".into());
+    let _ = writeln!(
+        ts,
+        "export async function {function_name}({}): Promise<{response_type}> {{",
+        args.join(", ")
+    );
+    // The URL.
+    let mut path_expr = op.path.clone();
+    for (name, location, _, _) in &params {
+        if location == "path" {
+            path_expr = path_expr.replace(
+                &format!("{{{name}}}"),
+                &format!("${{encodeURIComponent(String(params{}))}}", accessor(name)),
+            );
+        }
+    }
+    let query: Vec<&SampleParam> = params.iter().filter(|(_, l, _, _)| l == "query").collect();
+    if !query.is_empty() {
+        ts.push_str("  const query = new URLSearchParams();\n");
+        for (name, _, _, schema) in &query {
+            let is_array = schema
+                .as_ref()
+                .is_some_and(|(s, d)| resolved_type(docs, s, *d).as_deref() == Some("array"));
+            let value = format!("params{}", accessor(name));
+            if is_array {
+                let _ = writeln!(
+                    ts,
+                    "  for (const v of {value} ?? []) query.append({}, String(v));",
+                    json!(name)
+                );
+            } else {
+                let _ = writeln!(
+                    ts,
+                    "  if ({value} !== undefined) query.set({}, String({value}));",
+                    json!(name)
+                );
+            }
+        }
+    }
+    let mut headers: Vec<String> = vec!["Accept: \"application/json\"".into()];
+    if body_type.is_some() {
+        headers.push("\"Content-Type\": \"application/json\"".into());
+    }
+    for (name, location, required, _) in &params {
+        if location == "header" {
+            let value = format!("params{}", accessor(name));
+            headers.push(if *required {
+                format!("{}: String({value})", json!(name))
+            } else {
+                format!(
+                    "...({value} !== undefined ? {{ {}: String({value}) }} : {{}})",
+                    json!(name)
+                )
+            });
+        }
+    }
+    let base_expr = if base.is_empty() {
+        String::new()
+    } else {
+        "${BASE_URL}".into()
+    };
+    let query_expr = if query.is_empty() {
+        ""
+    } else {
+        "${query.size ? `?${query}` : \"\"}"
+    };
+    let _ = writeln!(
+        ts,
+        "  const res = await fetch(`{base_expr}{path_expr}{query_expr}`, {{"
+    );
+    ts.push_str("    ...init,\n");
+    let _ = writeln!(ts, "    method: {},", json!(op.method));
+    let _ = writeln!(
+        ts,
+        "    headers: {{ {}, ...(init?.headers as Record<string, string> | undefined) }},",
+        headers.join(", ")
+    );
+    if body_type.is_some() {
+        ts.push_str("    body: JSON.stringify(body),\n");
+    }
+    ts.push_str("  });\n");
+    let _ = writeln!(
+        ts,
+        "  if (!res.ok) throw new Error(`{function_name} failed: ${{res.status}} ${{await res.text()}}`);"
+    );
+    if response_type == "void" {
+        ts.push_str("}\n");
+    } else {
+        let _ = writeln!(ts, "  return (await res.json()) as {response_type};\n}}");
+    }
+    let mut out = String::new();
+    if !base.is_empty() {
+        let _ = writeln!(out, "const BASE_URL = {};\n", json!(base));
+    }
+    for decl in types.declarations() {
+        out.push_str(&decl);
+        out.push_str("\n\n");
+    }
+    out.push_str(&ts);
+
+    // curl with placeholders and an example body.
+    let mut url_path = op.path.clone();
+    for (name, location, _, _) in &params {
+        if location == "path" {
+            url_path = url_path.replace(&format!("{{{name}}}"), &format!("<{name}>"));
+        }
+    }
+    let required_query: Vec<String> = params
+        .iter()
+        .filter(|(_, l, r, _)| l == "query" && *r)
+        .map(|(n, _, _, _)| format!("{n}=<{n}>"))
+        .collect();
+    let mut url = format!(
+        "{}{url_path}",
+        if base.is_empty() {
+            "<base URL>".to_string()
+        } else {
+            base.clone()
+        }
+    );
+    if !required_query.is_empty() {
+        url.push('?');
+        url.push_str(&required_query.join("&"));
+    }
+    let mut curl = String::from("curl");
+    if op.method != "GET" {
+        let _ = write!(curl, " -X {}", op.method);
+    }
+    let _ = write!(curl, " '{url}' \\\n  -H 'Accept: application/json'");
+    if crate::call::api_key_scheme(spec).is_some() || has_bearer(docs) {
+        curl.push_str(" \\\n  -H \"Authorization: Bearer $API_TOKEN\"");
+    }
+    if let Some((schema, d, _)) = &body {
+        let example = example_value(docs, schema, *d, 0);
+        let text = serde_json::to_string(&example).unwrap_or_default();
+        let _ = write!(
+            curl,
+            " \\\n  -H 'Content-Type: application/json' \\\n  --data-raw '{}'",
+            text.replace('\'', "'\\''")
+        );
+    }
+    Ok(CodeSample {
+        operation_id: op.operation_id.clone(),
+        method: op.method.clone(),
+        path: op.path.clone(),
+        function_name,
+        typescript: out,
+        curl,
+    })
 }
 
 /// The schema of the JSON media type of a `content` map.
@@ -331,7 +331,7 @@ fn json_schema_of(content: Option<&Value>) -> Option<&Value> {
     let content = content?.as_object()?;
     content
         .iter()
-        .find(|(k, _)| super::is_json_media(k))
+        .find(|(k, _)| crate::is_json_media(k))
         .or_else(|| content.iter().find(|(k, _)| k.as_str() == "*/*"))
         .and_then(|(_, m)| m.get("schema"))
 }

@@ -18,7 +18,7 @@ use std::collections::HashMap;
 
 use serde_json::{Map, Value, json};
 
-use crate::resolve::{DocId, DocView};
+use devlens_openapi::documents::{DocId, DocView};
 
 /// JSON Schema dialects the exported documents are written in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -298,7 +298,7 @@ fn or_null(mut schema: Map<String, Value>) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::resolve::{DocSet, Document};
+    use devlens_openapi::documents::{DocSet, Document};
 
     /// A document held as a loaded spec is: split (see `compact`).
     fn docs(root: Value) -> DocSet {

@@ -4,8 +4,8 @@
 use base64::Engine as _;
 use serde_json::Value;
 
-use super::traffic::{Body, Exchange};
-use crate::OpenApiError;
+use crate::ContractError;
+use crate::traffic::{Body, Exchange};
 
 /// A HAR file's exchanges, in order, and the URL of its first page (relative API servers are
 /// on its origin).
@@ -19,8 +19,8 @@ pub struct HarLog {
 const MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
 
 /// Reads a HAR document. `location` names it in errors.
-pub fn read_har(bytes: &[u8], location: &str) -> Result<HarLog, OpenApiError> {
-    let invalid = |reason: String| OpenApiError::InvalidHar {
+pub fn read_har(bytes: &[u8], location: &str) -> Result<HarLog, ContractError> {
+    let invalid = |reason: String| ContractError::InvalidHar {
         location: location.to_string(),
         reason,
     };

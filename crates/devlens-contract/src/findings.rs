@@ -7,7 +7,7 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::redact::{is_secret_key, redact_value};
+use crate::redact::{is_secret_key, redact_value};
 
 /// Which message of an exchange a finding is about.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]

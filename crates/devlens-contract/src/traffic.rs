@@ -2,7 +2,7 @@
 //! operation each one is, and how each request and answer differs from what the spec promises.
 //!
 //! The traffic comes from anywhere that records HTTP exchanges — the browser's network log or
-//! a HAR file ([`super::har`]) — as plain [`Exchange`]s, so both give the same findings.
+//! a HAR file ([`crate::har`]) — as plain [`Exchange`]s, so both give the same findings.
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
@@ -11,11 +11,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use url::Url;
 
-use super::findings::{Finding, FindingKind, Side, merge, validate};
-use super::{Contract, ParamContract, dialect_of, is_json_media, media_base, pick_media};
-use crate::ApiSpec;
-use crate::model::template_match;
-use crate::resolve::percent_decode;
+use crate::findings::{Finding, FindingKind, Side, merge, validate};
+use crate::{Contract, ParamContract, dialect_of, is_json_media, media_base, pick_media};
+use devlens_openapi::ApiSpec;
+use devlens_openapi::documents::{percent_decode, template_match};
 
 /// One recorded HTTP exchange.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -184,216 +183,196 @@ impl ApiBase {
     }
 }
 
-impl ApiSpec {
-    /// The server URLs with their variables filled with defaults.
-    pub fn server_urls(&self) -> Vec<String> {
-        let Some(servers) = self.docs().root_member("servers").and_then(Value::as_array) else {
-            return Vec::new();
+fn api_bases(spec: &ApiSpec, options: &TrafficOptions, page_origin: Option<&str>) -> Vec<ApiBase> {
+    let given: Vec<String> = if options.base_urls.is_empty() {
+        spec.server_urls()
+    } else {
+        options.base_urls.clone()
+    };
+    let mut bases: Vec<ApiBase> = Vec::new();
+    for b in &given {
+        let Some(base) = ApiBase::parse(b) else {
+            continue;
         };
-        servers
+        // A spec naming its production host still describes the paths a local build of
+        // the same API serves on the page's origin.
+        let relative =
+            options.base_urls.is_empty() && base.origin.is_some() && page_origin.is_some();
+        let local = ApiBase {
+            origin: None,
+            prefix: base.prefix.clone(),
+        };
+        if !bases.contains(&base) {
+            bases.push(base);
+        }
+        if relative && !bases.contains(&local) {
+            bases.push(local);
+        }
+    }
+    if bases.is_empty() {
+        bases.push(ApiBase {
+            origin: None,
+            prefix: String::new(),
+        });
+    }
+    // Longest prefix first, so `/api/v2` wins over `/api`.
+    bases.sort_by_key(|b| std::cmp::Reverse(b.prefix.len()));
+    bases
+}
+
+/// Checks recorded traffic against this spec.
+pub fn check_traffic(
+    spec: &ApiSpec,
+    exchanges: &[Exchange],
+    options: &TrafficOptions,
+) -> TrafficReport {
+    let page_origin = options
+        .page_url
+        .as_deref()
+        .and_then(|u| Url::parse(u).ok())
+        .map(|u| u.origin().ascii_serialization())
+        .filter(|o| o != "null");
+    let bases = api_bases(spec, options, page_origin.as_deref());
+    let dialect = dialect_of(&spec.spec_version);
+    let mut contracts: HashMap<usize, Contract> = HashMap::new();
+    let mut operations: Vec<(usize, OperationTraffic)> = Vec::new();
+    let mut undocumented: Vec<UndocumentedCall> = Vec::new();
+    let mut report = TrafficReport {
+        api: format!("{} {}", spec.title, spec.version)
+            .trim()
+            .to_string(),
+        bases: bases.iter().map(ApiBase::label).collect(),
+        checked: 0,
+        findings: 0,
+        operations: Vec::new(),
+        undocumented: Vec::new(),
+        other_requests: 0,
+        unanswered: 0,
+        unchecked_bodies: 0,
+    };
+    for exchange in exchanges {
+        let Ok(url) = Url::parse(&exchange.url) else {
+            report.other_requests += 1;
+            continue;
+        };
+        let rest = bases
             .iter()
-            .filter_map(|s| {
-                let mut url = s.get("url")?.as_str()?.trim().to_string();
-                if let Some(vars) = s.get("variables").and_then(Value::as_object) {
-                    for (name, var) in vars {
-                        if let Some(default) = var.get("default").and_then(Value::as_str) {
-                            url = url.replace(&format!("{{{name}}}"), default);
-                        }
-                    }
-                }
-                (!url.contains('{')).then_some(url)
-            })
-            .collect()
-    }
-
-    fn api_bases(&self, options: &TrafficOptions, page_origin: Option<&str>) -> Vec<ApiBase> {
-        let given: Vec<String> = if options.base_urls.is_empty() {
-            self.server_urls()
-        } else {
-            options.base_urls.clone()
+            .find_map(|b| b.rest_of(&url, page_origin.as_deref()));
+        let Some(rest) = rest.filter(|_| is_api_call(exchange)) else {
+            report.other_requests += 1;
+            continue;
         };
-        let mut bases: Vec<ApiBase> = Vec::new();
-        for b in &given {
-            let Some(base) = ApiBase::parse(b) else {
-                continue;
-            };
-            // A spec naming its production host still describes the paths a local build of
-            // the same API serves on the page's origin.
-            let relative =
-                options.base_urls.is_empty() && base.origin.is_some() && page_origin.is_some();
-            let local = ApiBase {
-                origin: None,
-                prefix: base.prefix.clone(),
-            };
-            if !bases.contains(&base) {
-                bases.push(base);
-            }
-            if relative && !bases.contains(&local) {
-                bases.push(local);
-            }
-        }
-        if bases.is_empty() {
-            bases.push(ApiBase {
-                origin: None,
-                prefix: String::new(),
-            });
-        }
-        // Longest prefix first, so `/api/v2` wins over `/api`.
-        bases.sort_by_key(|b| std::cmp::Reverse(b.prefix.len()));
-        bases
-    }
-
-    /// Checks recorded traffic against this spec.
-    pub fn check_traffic(&self, exchanges: &[Exchange], options: &TrafficOptions) -> TrafficReport {
-        let page_origin = options
-            .page_url
-            .as_deref()
-            .and_then(|u| Url::parse(u).ok())
-            .map(|u| u.origin().ascii_serialization())
-            .filter(|o| o != "null");
-        let bases = self.api_bases(options, page_origin.as_deref());
-        let dialect = dialect_of(&self.spec_version);
-        let mut contracts: HashMap<usize, Contract> = HashMap::new();
-        let mut operations: Vec<(usize, OperationTraffic)> = Vec::new();
-        let mut undocumented: Vec<UndocumentedCall> = Vec::new();
-        let mut report = TrafficReport {
-            api: format!("{} {}", self.title, self.version)
-                .trim()
-                .to_string(),
-            bases: bases.iter().map(ApiBase::label).collect(),
-            checked: 0,
-            findings: 0,
-            operations: Vec::new(),
-            undocumented: Vec::new(),
-            other_requests: 0,
-            unanswered: 0,
-            unchecked_bodies: 0,
-        };
-        for exchange in exchanges {
-            let Ok(url) = Url::parse(&exchange.url) else {
-                report.other_requests += 1;
-                continue;
-            };
-            let rest = bases
-                .iter()
-                .find_map(|b| b.rest_of(&url, page_origin.as_deref()));
-            let Some(rest) = rest.filter(|_| is_api_call(exchange)) else {
-                report.other_requests += 1;
-                continue;
-            };
-            let method = exchange.method.to_ascii_uppercase();
-            let (matched, methods_on_path) = self.route(&method, &rest);
-            let Some(op_index) = matched else {
-                let entry = match undocumented
-                    .iter_mut()
-                    .find(|u| u.method == method && u.path == rest)
-                {
-                    Some(e) => e,
-                    None => {
-                        undocumented.push(UndocumentedCall {
-                            method: method.clone(),
-                            path: rest.clone(),
-                            calls: 0,
-                            statuses: Vec::new(),
-                            documented_methods: methods_on_path,
-                            examples: Vec::new(),
-                        });
-                        let last = undocumented.len() - 1;
-                        &mut undocumented[last]
-                    }
-                };
-                entry.calls += 1;
-                push_status(&mut entry.statuses, exchange.status);
-                if entry.examples.len() < MAX_EXAMPLES {
-                    entry.examples.push(exchange.source.clone());
-                }
-                continue;
-            };
-            let Some(op) = self.operations().get(op_index) else {
-                continue;
-            };
-            let contract = contracts
-                .entry(op_index)
-                .or_insert_with(|| Contract::build(&self.docs().view(), op, dialect));
-            let slot = match operations.iter().position(|(i, _)| *i == op_index) {
-                Some(p) => p,
+        let method = exchange.method.to_ascii_uppercase();
+        let (matched, methods_on_path) = route(spec, &method, &rest);
+        let Some(op_index) = matched else {
+            let entry = match undocumented
+                .iter_mut()
+                .find(|u| u.method == method && u.path == rest)
+            {
+                Some(e) => e,
                 None => {
-                    operations.push((
-                        op_index,
-                        OperationTraffic {
-                            operation_id: op.operation_id.clone(),
-                            method: op.method.clone(),
-                            path: op.path.clone(),
-                            calls: 0,
-                            statuses: Vec::new(),
-                            findings: Vec::new(),
-                            examples: Vec::new(),
-                        },
-                    ));
-                    operations.len() - 1
+                    undocumented.push(UndocumentedCall {
+                        method: method.clone(),
+                        path: rest.clone(),
+                        calls: 0,
+                        statuses: Vec::new(),
+                        documented_methods: methods_on_path,
+                        examples: Vec::new(),
+                    });
+                    let last = undocumented.len() - 1;
+                    &mut undocumented[last]
                 }
             };
-            let traffic = &mut operations[slot].1;
-            traffic.calls += 1;
-            report.checked += 1;
-            if traffic.examples.len() < MAX_EXAMPLES {
-                traffic.examples.push(exchange.source.clone());
+            entry.calls += 1;
+            push_status(&mut entry.statuses, exchange.status);
+            if entry.examples.len() < MAX_EXAMPLES {
+                entry.examples.push(exchange.source.clone());
             }
-            if exchange.status.is_none() {
-                report.unanswered += 1;
+            continue;
+        };
+        let Some(op) = spec.operations().get(op_index) else {
+            continue;
+        };
+        let contract = contracts
+            .entry(op_index)
+            .or_insert_with(|| Contract::build(&spec.documents().view(), op, dialect));
+        let slot = match operations.iter().position(|(i, _)| *i == op_index) {
+            Some(p) => p,
+            None => {
+                operations.push((
+                    op_index,
+                    OperationTraffic {
+                        operation_id: op.operation_id.clone(),
+                        method: op.method.clone(),
+                        path: op.path.clone(),
+                        calls: 0,
+                        statuses: Vec::new(),
+                        findings: Vec::new(),
+                        examples: Vec::new(),
+                    },
+                ));
+                operations.len() - 1
             }
-            push_status(&mut traffic.statuses, exchange.status);
-            let mut found = check_request(
-                contract,
-                &url,
-                &rest,
-                exchange,
-                &mut report.unchecked_bodies,
-            );
-            found.extend(check_response(
-                contract,
-                exchange,
-                &mut report.unchecked_bodies,
-            ));
-            for f in found {
-                if traffic.findings.len() < MAX_FINDINGS_PER_OPERATION
-                    || traffic.findings.iter().any(|e| e.same_as(&f))
-                {
-                    merge(&mut traffic.findings, f);
-                }
+        };
+        let traffic = &mut operations[slot].1;
+        traffic.calls += 1;
+        report.checked += 1;
+        if traffic.examples.len() < MAX_EXAMPLES {
+            traffic.examples.push(exchange.source.clone());
+        }
+        if exchange.status.is_none() {
+            report.unanswered += 1;
+        }
+        push_status(&mut traffic.statuses, exchange.status);
+        let mut found = check_request(
+            contract,
+            &url,
+            &rest,
+            exchange,
+            &mut report.unchecked_bodies,
+        );
+        found.extend(check_response(
+            contract,
+            exchange,
+            &mut report.unchecked_bodies,
+        ));
+        for f in found {
+            if traffic.findings.len() < MAX_FINDINGS_PER_OPERATION
+                || traffic.findings.iter().any(|e| e.same_as(&f))
+            {
+                merge(&mut traffic.findings, f);
             }
         }
-        let mut operations: Vec<OperationTraffic> =
-            operations.into_iter().map(|(_, t)| t).collect();
-        // Operations with findings first; otherwise in the order they were first called.
-        operations.sort_by_key(|o| o.findings.is_empty());
-        report.findings = operations.iter().map(|o| o.findings.len()).sum::<usize>();
-        operations.truncate(MAX_OPERATIONS);
-        undocumented.truncate(MAX_UNDOCUMENTED);
-        report.operations = operations;
-        report.undocumented = undocumented;
-        report
     }
+    let mut operations: Vec<OperationTraffic> = operations.into_iter().map(|(_, t)| t).collect();
+    // Operations with findings first; otherwise in the order they were first called.
+    operations.sort_by_key(|o| o.findings.is_empty());
+    report.findings = operations.iter().map(|o| o.findings.len()).sum::<usize>();
+    operations.truncate(MAX_OPERATIONS);
+    undocumented.truncate(MAX_UNDOCUMENTED);
+    report.operations = operations;
+    report.undocumented = undocumented;
+    report
+}
 
-    /// The operation a method and concrete path are (the most literal template wins), and the
-    /// methods documented on the path when none has this method.
-    fn route(&self, method: &str, path: &str) -> (Option<usize>, Vec<String>) {
-        let mut best: Option<(usize, usize)> = None;
-        let mut methods: Vec<String> = Vec::new();
-        for (i, op) in self.operations().iter().enumerate() {
-            let Some(literal) = template_match(&op.path, path) else {
-                continue;
-            };
-            if op.method.eq_ignore_ascii_case(method) {
-                if best.is_none_or(|(_, l)| literal > l) {
-                    best = Some((i, literal));
-                }
-            } else if !methods.contains(&op.method) {
-                methods.push(op.method.clone());
+/// The operation a method and concrete path are (the most literal template wins), and the
+/// methods documented on the path when none has this method.
+fn route(spec: &ApiSpec, method: &str, path: &str) -> (Option<usize>, Vec<String>) {
+    let mut best: Option<(usize, usize)> = None;
+    let mut methods: Vec<String> = Vec::new();
+    for (i, op) in spec.operations().iter().enumerate() {
+        let Some(literal) = template_match(&op.path, path) else {
+            continue;
+        };
+        if op.method.eq_ignore_ascii_case(method) {
+            if best.is_none_or(|(_, l)| literal > l) {
+                best = Some((i, literal));
             }
+        } else if !methods.contains(&op.method) {
+            methods.push(op.method.clone());
         }
-        (best.map(|(i, _)| i), methods)
     }
+    (best.map(|(i, _)| i), methods)
 }
 
 /// Calls, not page loads: fetch/XHR, or anything recorded without a type whose answer is not
@@ -612,9 +591,9 @@ pub(crate) fn check_response(
 }
 
 fn check_body(
-    media: &[super::MediaContract],
+    media: &[crate::MediaContract],
     content_type: &str,
-    body: &super::traffic::Body,
+    body: &crate::traffic::Body,
     side: Side,
     status: Option<u16>,
     unchecked: &mut usize,

@@ -1,14 +1,16 @@
-//! An operation's contract as a validator reads it, and the three things built on it: live
-//! traffic checked against the spec ([`traffic`]), calls built from an operationId and checked
-//! before and after they are sent ([`call`]), and code samples ([`sample`]).
+//! What an API's spec promises, checked: live traffic against the spec ([`traffic`]), calls
+//! built from an operationId and checked before and after they are sent ([`call`]), and code
+//! samples ([`sample`]). Built on devlens-openapi, which loads and renders specs; this crate
+//! reads the spec's documents ([`devlens_openapi::documents`]) to validate values against them.
 //!
-//! The details module renders schemas for reading (compacted, bounded, cycles marked). Checking
-//! needs the opposite: the whole schema, refs kept as refs, in a dialect a JSON Schema validator
-//! runs. [`export`] turns an OpenAPI schema into that (3.0 and normalised Swagger 2.0 → draft 4
-//! with `nullable` mapped; 3.1 → 2020-12), and [`Contract`] gathers one operation's parameters,
-//! request body and responses with their validators compiled once.
+//! The details rendering of devlens-openapi compacts schemas for reading (bounded, cycles
+//! marked). Checking needs the opposite: the whole schema, refs kept as refs, in a dialect a JSON
+//! Schema validator runs. [`export`] turns an OpenAPI schema into that (3.0 and normalised
+//! Swagger 2.0 → draft 4 with `nullable` mapped; 3.1 → 2020-12), and [`Contract`] gathers one
+//! operation's parameters, request body and responses with their validators compiled once.
 
 pub mod call;
+mod error;
 mod export;
 mod findings;
 pub mod har;
@@ -18,9 +20,11 @@ pub mod traffic;
 
 use serde_json::Value;
 
-use crate::model::{Operation, text};
-use crate::resolve::{DocId, DocView, ROOT};
+use devlens_openapi::Operation;
+use devlens_openapi::documents::text;
+use devlens_openapi::documents::{DocId, DocView, ROOT};
 
+pub use error::ContractError;
 pub(crate) use export::{Dialect, Flow, export_schema};
 pub use findings::{Finding, FindingKind, Side};
 

@@ -2,13 +2,17 @@
 
 use serde_json::{Value, json};
 
-use devlens_openapi::contract::call::{Auth, CallArgs, CallTarget, KeyLocation, Secret};
-use devlens_openapi::contract::traffic::{Body, Exchange, TrafficOptions, TrafficReport};
-use devlens_openapi::contract::{FindingKind, Side};
+use devlens_contract::call::{Auth, CallArgs, CallTarget, KeyLocation, Secret, prepare_call};
+use devlens_contract::sample::code_sample;
+use devlens_contract::traffic::{Body, Exchange, TrafficOptions, TrafficReport, check_traffic};
+use devlens_contract::{FindingKind, Side};
 use devlens_openapi::{ApiSpec, EndpointRef};
 
 fn shop() -> ApiSpec {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/shop.yaml");
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../devlens-openapi/tests/fixtures/shop.yaml"
+    );
     ApiSpec::from_bytes(&std::fs::read(path).unwrap(), "shop.yaml").unwrap()
 }
 
@@ -110,7 +114,8 @@ fn traffic_that_breaks_the_spec_is_named_by_operation_pointer_and_value() {
         call("DELETE", &format!("{page}/api/cart"), 204, Value::Null),
         call("GET", "https://cdn.example.net/lib.json", 200, json!({})),
     ];
-    let report = spec.check_traffic(
+    let report = check_traffic(
+        &spec,
         &exchanges,
         &TrafficOptions {
             base_urls: Vec::new(),
@@ -220,7 +225,8 @@ fn a_base_url_replaces_the_spec_servers() {
             json!({"items": [], "total": 1}),
         ),
     ];
-    let report = spec.check_traffic(
+    let report = check_traffic(
+        &spec,
         &exchanges,
         &TrafficOptions {
             base_urls: vec!["http://localhost:9000/v2".into()],
@@ -241,7 +247,8 @@ fn secrets_in_bodies_never_show() {
         200,
         json!({"items": [], "total": 0, "sessionToken": "abc", "debug": "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.sig"}),
     )];
-    let report = spec.check_traffic(
+    let report = check_traffic(
+        &spec,
         &exchanges,
         &TrafficOptions {
             base_urls: vec![],
@@ -265,14 +272,14 @@ fn calls_are_checked_before_they_are_built() {
         body: Some(json!({"quantity": "two", "colour": "red"})),
         ..CallArgs::default()
     };
-    let err = spec
-        .prepare_call(
-            &EndpointRef::OperationId("createOrder".into()),
-            &bad,
-            &target,
-        )
-        .unwrap_err()
-        .to_string();
+    let err = prepare_call(
+        &spec,
+        &EndpointRef::OperationId("createOrder".into()),
+        &bad,
+        &target,
+    )
+    .unwrap_err()
+    .to_string();
     assert!(err.contains("POST /orders (createOrder)"), "{err}");
     assert!(
         err.contains("/quantity: wrong type — type integer; given \"two\""),
@@ -290,14 +297,14 @@ fn calls_are_checked_before_they_are_built() {
         params: serde_json::from_value(json!({"productid": 3})).unwrap(),
         ..CallArgs::default()
     };
-    let err = spec
-        .prepare_call(
-            &EndpointRef::OperationId("getProduct".into()),
-            &unknown,
-            &target,
-        )
-        .unwrap_err()
-        .to_string();
+    let err = prepare_call(
+        &spec,
+        &EndpointRef::OperationId("getProduct".into()),
+        &unknown,
+        &target,
+    )
+    .unwrap_err()
+    .to_string();
     assert!(
         err.contains("unknown parameter `productid` (it takes productId)"),
         "{err}"
@@ -311,13 +318,13 @@ fn calls_are_checked_before_they_are_built() {
         params: serde_json::from_value(json!({"limit": "5", "category": "lamps"})).unwrap(),
         ..CallArgs::default()
     };
-    let prepared = spec
-        .prepare_call(
-            &EndpointRef::OperationId("listProducts".into()),
-            &good,
-            &target,
-        )
-        .unwrap();
+    let prepared = prepare_call(
+        &spec,
+        &EndpointRef::OperationId("listProducts".into()),
+        &good,
+        &target,
+    )
+    .unwrap();
     assert_eq!(
         prepared.shown.url,
         "http://127.0.0.1:4000/api/products?limit=5&category=lamps"
@@ -358,13 +365,13 @@ fn credentials_are_shown_by_their_variable_only() {
             auth: Some(auth),
             base_url_env: String::new(),
         };
-        let prepared = spec
-            .prepare_call(
-                &EndpointRef::OperationId("whoAmI".into()),
-                &CallArgs::default(),
-                &target,
-            )
-            .unwrap();
+        let prepared = prepare_call(
+            &spec,
+            &EndpointRef::OperationId("whoAmI".into()),
+            &CallArgs::default(),
+            &target,
+        )
+        .unwrap();
         assert!(prepared.curl.contains(shown), "{}", prepared.curl);
         let everything = format!(
             "{}{:?}{}",
@@ -375,17 +382,17 @@ fn credentials_are_shown_by_their_variable_only() {
         assert!(!everything.contains("t0ps3cret"), "{everything}");
     }
     // Without a base URL that the spec can give, the error says where to set one.
-    let no_base = spec
-        .prepare_call(
-            &EndpointRef::OperationId("getCart".into()),
-            &CallArgs::default(),
-            &CallTarget {
-                base_url: None,
-                auth: None,
-                base_url_env: "DEVLENS_SHOP_BASE_URL".into(),
-            },
-        )
-        .unwrap();
+    let no_base = prepare_call(
+        &spec,
+        &EndpointRef::OperationId("getCart".into()),
+        &CallArgs::default(),
+        &CallTarget {
+            base_url: None,
+            auth: None,
+            base_url_env: "DEVLENS_SHOP_BASE_URL".into(),
+        },
+    )
+    .unwrap();
     assert!(
         no_base
             .shown
@@ -397,12 +404,12 @@ fn credentials_are_shown_by_their_variable_only() {
 #[test]
 fn code_samples_are_typed_from_the_schemas() {
     let spec = shop();
-    let sample = spec
-        .code_sample(
-            &EndpointRef::OperationId("createOrder".into()),
-            Some("http://127.0.0.1:4000/api"),
-        )
-        .unwrap();
+    let sample = code_sample(
+        &spec,
+        &EndpointRef::OperationId("createOrder".into()),
+        Some("http://127.0.0.1:4000/api"),
+    )
+    .unwrap();
     let ts = &sample.typescript;
     assert!(
         ts.contains("const BASE_URL = \"http://127.0.0.1:4000/api\";"),
@@ -432,9 +439,12 @@ fn code_samples_are_typed_from_the_schemas() {
         sample.curl
     );
 
-    let list = spec
-        .code_sample(&EndpointRef::OperationId("listProducts".into()), None)
-        .unwrap();
+    let list = code_sample(
+        &spec,
+        &EndpointRef::OperationId("listProducts".into()),
+        None,
+    )
+    .unwrap();
     let ts = &list.typescript;
     assert!(ts.contains("category?: \"lamps\" | \"desks\";"), "{ts}");
     assert!(ts.contains("status: \"available\" | \"sold-out\";"), "{ts}");
@@ -444,9 +454,7 @@ fn code_samples_are_typed_from_the_schemas() {
         "{ts}"
     );
 
-    let get = spec
-        .code_sample(&EndpointRef::OperationId("getProduct".into()), None)
-        .unwrap();
+    let get = code_sample(&spec, &EndpointRef::OperationId("getProduct".into()), None).unwrap();
     assert!(
         get.typescript
             .contains("/products/${encodeURIComponent(String(params.productId))}"),

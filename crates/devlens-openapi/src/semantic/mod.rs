@@ -1,9 +1,10 @@
 //! The persistent embedding index of a spec's operations: what semantic and hybrid search rank
 //! with.
 //!
-//! One index per project (or per spec location), kept by a [`SemanticIndexStore`] (embedded:
-//! [`FileIndexStore`], files in the data dir's `indexes/` folder): a rebuild writes a complete new version beside the live one and swaps it in
-//! atomically, so searches keep answering from the old index meanwhile and a crash mid-build
+//! One index per project (or per spec location), kept by a [`SemanticIndexStore`] (store/:
+//! [`FileIndexStore`], files in the data dir's `indexes/` folder, or [`PostgresIndexStore`], a
+//! team server's database): a rebuild writes a complete new version beside the live one and
+//! swaps it in atomically, so searches keep answering from the old index meanwhile and a crash mid-build
 //! leaves it intact. Re-indexing is manual (a re-index costs embedding time the user chooses to spend): a changed spec makes the index
 //! *stale*, which status and results say, and rebuilding embeds only endpoints whose text
 //! changed — vectors are reused by text hash when the model is the same.
@@ -15,9 +16,14 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use devlens_embed::{EmbedError, Embedder, Progress};
-use devlens_search::{FileStore, StoreError, VectorHit, VectorIndex};
+use devlens_search::{VectorHit, VectorIndex};
 
-use crate::{ApiSpec, Operation, search::first_sentence};
+use crate::model::first_sentence;
+use crate::{ApiSpec, Operation};
+
+mod store;
+
+pub use store::{FileIndexStore, PostgresIndexStore, SemanticIndexStore};
 
 /// Version of [`endpoint_text`]: an index built with another format is re-embedded in full.
 pub const TEXT_FORMAT: u32 = 1;
@@ -284,168 +290,6 @@ impl SemanticIndex {
             .collect();
         *cache = Some((spec.swagger_hash.clone(), Arc::clone(&rows)));
         rows
-    }
-}
-
-/// Where semantic indexes persist, one per name: the seam between the explorer and its storage.
-///
-/// A save replaces the live index of a name atomically: readers see the old index until the new
-/// one is whole, and a failed save leaves the old one in place. `version` is cheap and changes
-/// whenever any process swaps an index in, so a server notices a CLI re-index beside it.
-pub trait SemanticIndexStore: std::fmt::Debug + Send + Sync {
-    /// The live version's label, or `None` when the name has no index.
-    fn version(&self, name: &str) -> Result<Option<String>, StoreError>;
-    fn load(&self, name: &str) -> Result<Option<SemanticIndex>, StoreError>;
-    fn save(&self, name: &str, index: &SemanticIndex) -> Result<(), StoreError>;
-    fn remove(&self, name: &str) -> Result<(), StoreError>;
-}
-
-/// Semantic indexes as files under one folder (the data dir's `indexes/api`): the embedded store.
-#[derive(Debug, Clone)]
-pub struct FileIndexStore {
-    files: FileStore,
-}
-
-impl FileIndexStore {
-    pub fn new(root: impl Into<std::path::PathBuf>) -> Self {
-        Self {
-            files: FileStore::new(root),
-        }
-    }
-}
-
-impl SemanticIndexStore for FileIndexStore {
-    fn version(&self, name: &str) -> Result<Option<String>, StoreError> {
-        self.files.current_version(name)
-    }
-
-    fn load(&self, name: &str) -> Result<Option<SemanticIndex>, StoreError> {
-        Ok(self
-            .files
-            .load::<IndexMeta, IndexedEndpoint>(name)?
-            .map(|stored| SemanticIndex {
-                meta: stored.meta,
-                items: stored.items,
-                vectors: stored.vectors,
-                rows_cache: Mutex::new(None),
-            }))
-    }
-
-    fn save(&self, name: &str, index: &SemanticIndex) -> Result<(), StoreError> {
-        self.files
-            .save(name, &index.meta, &index.items, &index.vectors)
-    }
-
-    fn remove(&self, name: &str) -> Result<(), StoreError> {
-        self.files.remove(name)
-    }
-}
-
-/// Semantic indexes in a team server's database (`api_indexes`, devlens-search/migrations): one
-/// row per name, replaced whole by one statement, so every server sharing the database sees the
-/// old index or the new one; the row's version changes with each save, as `CURRENT` does for
-/// the file store.
-#[derive(Debug, Clone)]
-pub struct PostgresIndexStore {
-    db: Arc<devlens_search::postgres::ServerDatabase>,
-}
-
-impl PostgresIndexStore {
-    pub fn new(db: Arc<devlens_search::postgres::ServerDatabase>) -> Self {
-        Self { db }
-    }
-
-    /// How many API indexes the database holds.
-    pub fn count(&self) -> Result<i64, StoreError> {
-        self.read(async |c| {
-            let row = c.query_one("SELECT count(*) FROM api_indexes", &[]).await?;
-            Ok(row.get(0))
-        })
-    }
-
-    fn read<T>(
-        &self,
-        work: impl AsyncFnOnce(
-            &devlens_search::postgres::Client,
-        ) -> Result<T, devlens_search::postgres::tokio_postgres::Error>,
-    ) -> Result<T, StoreError> {
-        self.db.block_on(async {
-            let client = self.db.client().await.map_err(StoreError::Database)?;
-            work(&client)
-                .await
-                .map_err(|e| StoreError::Database(self.db.describe(&e)))
-        })
-    }
-}
-
-impl SemanticIndexStore for PostgresIndexStore {
-    fn version(&self, name: &str) -> Result<Option<String>, StoreError> {
-        self.read(async |c| {
-            c.query_opt("SELECT version FROM api_indexes WHERE name = $1", &[&name])
-                .await
-                .map(|r| r.map(|r| r.get(0)))
-        })
-    }
-
-    fn load(&self, name: &str) -> Result<Option<SemanticIndex>, StoreError> {
-        let row = self.read(async |c| {
-            c.query_opt(
-                "SELECT meta, items, dims, vectors FROM api_indexes WHERE name = $1",
-                &[&name],
-            )
-            .await
-        })?;
-        let Some(row) = row else { return Ok(None) };
-        let corrupt = |reason: String| StoreError::Corrupt {
-            path: std::path::PathBuf::from(format!("api_indexes/{name}")),
-            reason,
-        };
-        let meta: IndexMeta =
-            serde_json::from_str(row.get(0)).map_err(|e| corrupt(format!("meta: {e}")))?;
-        let items: Vec<IndexedEndpoint> =
-            serde_json::from_str(row.get(1)).map_err(|e| corrupt(format!("items: {e}")))?;
-        let dims = row.get::<_, i32>(2).max(0) as usize;
-        let raw: &[u8] = row.get(3);
-        let data: Vec<f32> = devlens_search::vector::from_le_bytes(raw).collect();
-        let vectors = VectorIndex::from_flat(dims, data)
-            .filter(|v| v.len() == items.len())
-            .ok_or_else(|| corrupt("vector count does not match items".into()))?;
-        Ok(Some(SemanticIndex {
-            meta,
-            items,
-            vectors,
-            rows_cache: Mutex::new(None),
-        }))
-    }
-
-    fn save(&self, name: &str, index: &SemanticIndex) -> Result<(), StoreError> {
-        let to_json = |what: &str, value: Result<String, serde_json::Error>| {
-            value.map_err(|e| StoreError::Database(format!("cannot serialise the {what}: {e}")))
-        };
-        let meta = to_json("metadata", serde_json::to_string(&index.meta))?;
-        let items = to_json("endpoints", serde_json::to_string(&index.items))?;
-        let raw = devlens_search::vector::to_le_bytes(index.vectors.as_flat());
-        let dims = index.vectors.dims() as i32;
-        self.read(async |c| {
-            c.execute(
-                "INSERT INTO api_indexes (name, version, meta, items, dims, vectors) \
-                 VALUES ($1, gen_random_uuid()::text, $2, $3, $4, $5) \
-                 ON CONFLICT (name) DO UPDATE SET version = EXCLUDED.version, \
-                 meta = EXCLUDED.meta, items = EXCLUDED.items, dims = EXCLUDED.dims, \
-                 vectors = EXCLUDED.vectors, saved_at = now()",
-                &[&name, &meta, &items, &dims, &raw],
-            )
-            .await
-            .map(drop)
-        })
-    }
-
-    fn remove(&self, name: &str) -> Result<(), StoreError> {
-        self.read(async |c| {
-            c.execute("DELETE FROM api_indexes WHERE name = $1", &[&name])
-                .await
-                .map(drop)
-        })
     }
 }
 
