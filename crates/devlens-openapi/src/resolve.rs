@@ -504,11 +504,7 @@ impl<'s> DocView<'s> {
     /// shared `parameters` and the `method` operation (lowercase, as the spec writes it).
     /// Other members may be missing: a piece is parsed only that far, the other operations of
     /// the path skipped unbuilt.
-    pub fn path_item_for(
-        &self,
-        path: &str,
-        method: &str,
-    ) -> Result<Option<&Value>, RefError> {
+    pub fn path_item_for(&self, path: &str, method: &str) -> Result<Option<&Value>, RefError> {
         if let Some(Node::Members(root)) = self.set.docs.get(ROOT).map(|d| &d.root)
             && let Some(Node::Members(paths)) = root.get("paths")
             && let Some(Node::Piece(id)) = paths.get(path)

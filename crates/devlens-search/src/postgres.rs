@@ -2,15 +2,17 @@
 //!
 //! A team server keeps the knowledge base, library docs and API indexes in one database
 //! (`[store] url = "postgres://…"` or `DEVLENS_DATABASE_URL`), so several devlens servers see
-//! each other's writes at once. [`ServerDatabase`] owns the connection pool and applies the
-//! migrations (`migrations/*.sql`, embedded) on first use; each corpus implements its store
-//! trait on top of it.
+//! each other's writes at once. [`ServerDatabase`] owns the connection pool and runs the
+//! migrations: the shared part here (`migrations/*.sql`, embedded), and each corpus's own
+//! [`Schema`], which lives beside its store's SQL in its crate and is applied when that store
+//! first connects; each corpus implements its store trait on top of it.
 //!
 //! The store traits are synchronous (the embedded SQLite stores are), so queries run on a small
 //! runtime of the database's own: the pool's connection tasks live there, and a store call
 //! blocks its caller until the answer is in — from plain threads and from async code alike
 //! (on a multi-threaded runtime the worker hands its other tasks over first, as for SQLite).
 
+use std::collections::HashSet;
 use std::future::Future;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -20,20 +22,46 @@ use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod, Runtime};
 pub use pgvector::Vector;
 pub use tokio_postgres::{self, types::ToSql};
 
-/// The schema's migrations, in order: (version, description, SQL). The files stay usable with
-/// other tools (`psql -f`), and every devlens applies the ones it is missing on connect.
-const MIGRATIONS: &[(i64, &str, &str)] = &[
-    (
-        1,
-        "server store",
-        include_str!("../migrations/0001_server_store.sql"),
-    ),
-    (
-        2,
-        "docs passage vectors",
-        include_str!("../migrations/0002_docs_passage_vectors.sql"),
-    ),
-];
+/// A part of the server database that one crate owns: its tables, created and changed by its
+/// migrations, which live beside the crate's SQL (`<crate>/migrations/*.sql`, embedded). The
+/// runner here applies each owner's migrations the first time a store of that owner connects,
+/// and records them per owner in `devlens_migrations`.
+#[derive(Debug)]
+pub struct Schema {
+    /// Who owns these tables: `devlens` (the shared part below), `kb`, `docs`, `api`.
+    pub owner: &'static str,
+    /// In order; versions count from 1 per owner.
+    pub migrations: &'static [Migration],
+}
+
+/// One step of a [`Schema`]: plain SQL, so `psql -f` applies the files too.
+#[derive(Debug)]
+pub struct Migration {
+    pub version: i64,
+    pub description: &'static str,
+    pub sql: &'static str,
+}
+
+/// What every corpus shares: the pgvector extension and the generation counters. Applied before
+/// any owner's own migrations.
+pub const SHARED_SCHEMA: Schema = Schema {
+    owner: "devlens",
+    migrations: &[Migration {
+        version: 1,
+        description: "pgvector, generations",
+        sql: include_str!("../migrations/0001_shared.sql"),
+    }],
+};
+
+/// The one migration every corpus shared before each crate owned its own (`version`, checksum
+/// of its text): a database that has them holds every owner's tables as these first versions
+/// create them, and its bookkeeping is rewritten per owner ([`adopt_single_schema`]).
+const SINGLE_SCHEMA_MIGRATIONS: &[(i64, &str)] =
+    &[(1, "612d0cf1c79fab10"), (2, "2a9682f98d2e9761")];
+
+/// The checksum of an owner's migration that [`adopt_single_schema`] recorded: the owner's first
+/// run replaces it with its text's.
+const ADOPTED: &str = "adopted";
 
 /// One key for every devlens: servers starting together migrate one after the other.
 const MIGRATION_LOCK: i64 = 0x0064_6576_6c65_6e73;
@@ -54,9 +82,9 @@ pub struct ServerDatabase {
     /// The pool and the runtime its connections live on, or why there are none (a malformed
     /// URL): every call then answers with that reason.
     state: Result<(Pool, tokio::runtime::Runtime), String>,
-    /// Whether this process has checked the schema (a failure is tried again on the next call:
-    /// the database may come up later).
-    migrated: Mutex<bool>,
+    /// The owners whose schema this process has checked (a failure is tried again on the next
+    /// call: the database may come up later).
+    migrated: Mutex<HashSet<&'static str>>,
 }
 
 impl std::fmt::Debug for ServerDatabase {
@@ -86,7 +114,7 @@ impl ServerDatabase {
         Arc::new(Self {
             location: redacted(url),
             state: pool_for(url),
-            migrated: Mutex::new(false),
+            migrated: Mutex::new(HashSet::new()),
         })
     }
 
@@ -106,32 +134,43 @@ impl ServerDatabase {
         })
     }
 
-    /// A pooled connection, the schema checked first.
-    pub async fn client(&self) -> Result<Client, String> {
+    /// A pooled connection, with the shared schema and `schema` (the caller's own tables)
+    /// migrated first.
+    pub async fn client(&self, schema: &'static Schema) -> Result<Client, String> {
         let pool = match &self.state {
             Ok((pool, _)) => pool,
             Err(why) => return Err(why.clone()),
         };
         let mut client = pool.get().await.map_err(|e| self.pool_error(e))?;
-        let ready = *self.migrated.lock().unwrap_or_else(|p| p.into_inner());
-        if !ready {
-            migrate(&mut client)
-                .await
-                .map_err(|e| format!("{}: {e}", self.location))?;
-            *self.migrated.lock().unwrap_or_else(|p| p.into_inner()) = true;
+        for schema in [&SHARED_SCHEMA, schema] {
+            let ready = self
+                .migrated
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .contains(schema.owner);
+            if !ready {
+                migrate(&mut client, schema)
+                    .await
+                    .map_err(|e| format!("{}: {e}", self.location))?;
+                self.migrated
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .insert(schema.owner);
+            }
         }
         Ok(client)
     }
 
-    /// Connects and applies the migrations now: a server checks its database at start.
+    /// Connects and applies the shared schema now: a server checks its database at start (each
+    /// store applies its own tables' migrations when it first connects).
     pub fn check(&self) -> Result<(), String> {
-        self.block_on(async { self.client().await.map(drop) })
+        self.block_on(async { self.client(&SHARED_SCHEMA).await.map(drop) })
     }
 
     /// What the database takes on disk, in bytes (`pg_database_size`).
     pub fn size_bytes(&self) -> Result<i64, String> {
         self.block_on(async {
-            let client = self.client().await?;
+            let client = self.client(&SHARED_SCHEMA).await?;
             client
                 .query_one("SELECT pg_database_size(current_database())", &[])
                 .await
@@ -267,46 +306,91 @@ pub fn redacted(url: &str) -> String {
     }
 }
 
-/// Applies the migrations this database lacks, in one transaction under an advisory lock, and
-/// refuses a database a newer devlens migrated (its schema may not be what this one expects).
-async fn migrate(client: &mut Client) -> Result<(), String> {
+/// Applies the migrations of `schema` this database lacks, in one transaction under an advisory
+/// lock, and refuses a database a newer devlens migrated (its schema may not be what this one
+/// expects).
+async fn migrate(client: &mut Client, schema: &Schema) -> Result<(), String> {
     let pg = |e: tokio_postgres::Error| describe(&e);
     let tx = client.transaction().await.map_err(pg)?;
     tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK])
         .await
         .map_err(pg)?;
+    let single_schema = tx
+        .query_opt(
+            "SELECT 1 FROM information_schema.tables WHERE table_schema = current_schema() \
+             AND table_name = 'devlens_migrations'",
+            &[],
+        )
+        .await
+        .map_err(pg)?
+        .is_some()
+        && tx
+            .query_opt(
+                "SELECT 1 FROM information_schema.columns WHERE table_schema = current_schema() \
+                 AND table_name = 'devlens_migrations' AND column_name = 'owner'",
+                &[],
+            )
+            .await
+            .map_err(pg)?
+            .is_none();
+    if single_schema {
+        adopt_single_schema(&tx).await?;
+    }
     tx.batch_execute(
         "CREATE TABLE IF NOT EXISTS devlens_migrations (
-            version BIGINT PRIMARY KEY,
+            owner TEXT NOT NULL,
+            version BIGINT NOT NULL,
             description TEXT NOT NULL,
             checksum TEXT NOT NULL,
-            applied_at TIMESTAMPTZ NOT NULL DEFAULT now()
+            applied_at TIMESTAMPTZ NOT NULL DEFAULT now(),
+            PRIMARY KEY (owner, version)
         )",
     )
     .await
     .map_err(pg)?;
     let applied: Vec<(i64, String)> = tx
-        .query("SELECT version, checksum FROM devlens_migrations", &[])
+        .query(
+            "SELECT version, checksum FROM devlens_migrations WHERE owner = $1",
+            &[&schema.owner],
+        )
         .await
         .map_err(pg)?
         .iter()
         .map(|r| (r.get(0), r.get(1)))
         .collect();
-    let newest_known = MIGRATIONS.last().map_or(0, |m| m.0);
+    let owner = schema.owner;
+    let newest_known = schema.migrations.last().map_or(0, |m| m.version);
     if let Some((newer, _)) = applied.iter().find(|(v, _)| *v > newest_known) {
         return Err(format!(
-            "the database was set up by a newer devlens (schema version {newer}, this one knows \
-             up to {newest_known}); upgrade devlens on this machine"
+            "the database was set up by a newer devlens (the {owner} schema is at version \
+             {newer}, this one knows up to {newest_known}); upgrade devlens on this machine"
         ));
     }
-    for (version, description, sql) in MIGRATIONS {
+    for Migration {
+        version,
+        description,
+        sql,
+    } in schema.migrations
+    {
         let checksum = checksum(sql);
         match applied.iter().find(|(v, _)| v == version) {
             Some((_, stored)) if *stored == checksum => continue,
+            // The owner's text is known only to the owner's crate: the first run after the
+            // adoption records it.
+            Some((_, stored)) if stored == ADOPTED => {
+                tx.execute(
+                    "UPDATE devlens_migrations SET checksum = $3, description = $4 \
+                     WHERE owner = $1 AND version = $2",
+                    &[&owner, version, &checksum, description],
+                )
+                .await
+                .map_err(pg)?;
+                continue;
+            }
             Some(_) => {
                 return Err(format!(
-                    "the database's schema version {version} ({description}) differs from this \
-                     devlens's; it was set up by another build of devlens"
+                    "the database's {owner} schema version {version} ({description}) differs \
+                     from this devlens's; it was set up by another build of devlens"
                 ));
             }
             None => {}
@@ -319,17 +403,85 @@ async fn migrate(client: &mut Client) -> Result<(), String> {
                      PostgreSQL server, or have a superuser run CREATE EXTENSION vector"
                 )
             } else {
-                format!("cannot apply schema version {version} ({description}): {why}")
+                format!("cannot apply the {owner} schema version {version} ({description}): {why}")
             }
         })?;
-        tx.execute(
-            "INSERT INTO devlens_migrations (version, description, checksum) VALUES ($1, $2, $3)",
-            &[version, description, &checksum],
-        )
-        .await
-        .map_err(pg)?;
+        record(&tx, owner, *version, description, &checksum).await?;
     }
     tx.commit().await.map_err(pg)
+}
+
+async fn record(
+    tx: &Transaction<'_>,
+    owner: &str,
+    version: i64,
+    description: &str,
+    checksum: &str,
+) -> Result<(), String> {
+    tx.execute(
+        "INSERT INTO devlens_migrations (owner, version, description, checksum) \
+         VALUES ($1, $2, $3, $4)",
+        &[&owner, &version, &description, &checksum],
+    )
+    .await
+    .map(drop)
+    .map_err(|e| describe(&e))
+}
+
+/// The owners' migrations that the single shared migration of `version` made: its tables are
+/// theirs, as those versions create them.
+fn single_schema_covers(version: i64) -> &'static [(&'static str, i64)] {
+    match version {
+        1 => &[("devlens", 1), ("kb", 1), ("docs", 1), ("api", 1)],
+        2 => &[("docs", 2)],
+        _ => &[],
+    }
+}
+
+/// Rewrites the bookkeeping of a database set up when one migration held every corpus's tables
+/// (`devlens_migrations` without owners) into per-owner rows; the tables are left as they are
+/// (the owners' first versions create exactly them). Rows it does not recognise are refused.
+async fn adopt_single_schema(tx: &Transaction<'_>) -> Result<(), String> {
+    let pg = |e: tokio_postgres::Error| describe(&e);
+    let rows: Vec<(i64, String)> = tx
+        .query("SELECT version, checksum FROM devlens_migrations", &[])
+        .await
+        .map_err(pg)?
+        .iter()
+        .map(|r| (r.get(0), r.get(1)))
+        .collect();
+    for (version, checksum) in &rows {
+        if !SINGLE_SCHEMA_MIGRATIONS.contains(&(*version, checksum.as_str())) {
+            return Err(format!(
+                "the database's schema version {version} is not one this devlens knows; it was \
+                 set up by a newer or another build of devlens"
+            ));
+        }
+    }
+    tx.batch_execute("ALTER TABLE devlens_migrations RENAME TO devlens_migrations_single")
+        .await
+        .map_err(pg)?;
+    tx.batch_execute(
+        "CREATE TABLE devlens_migrations (
+            owner TEXT NOT NULL,
+            version BIGINT NOT NULL,
+            description TEXT NOT NULL,
+            checksum TEXT NOT NULL,
+            applied_at TIMESTAMPTZ NOT NULL DEFAULT now(),
+            PRIMARY KEY (owner, version)
+        )",
+    )
+    .await
+    .map_err(pg)?;
+    for (version, _) in &rows {
+        for (owner, owner_version) in single_schema_covers(*version) {
+            let description = "made by the single shared migration";
+            record(tx, owner, *owner_version, description, ADOPTED).await?;
+        }
+    }
+    tx.batch_execute("DROP TABLE devlens_migrations_single")
+        .await
+        .map_err(pg)
 }
 
 fn checksum(sql: &str) -> String {

@@ -1,5 +1,5 @@
-//! The server [`DocsStore`]: PostgreSQL with pgvector (`docs_*` tables of the server store's
-//! schema, devlens-search/migrations).
+//! The server [`DocsStore`]: PostgreSQL with pgvector (the `docs_*` tables, created by this
+//! crate's `migrations/`, which devlens-search's runner applies when the store first connects).
 //!
 //! As with SQLite, replacing a version deletes and inserts its rows in one transaction: every
 //! server sharing the database sees the old version or the new one, and a failed or killed
@@ -8,7 +8,9 @@
 
 use std::sync::Arc;
 
-use devlens_search::postgres::{Client, ServerDatabase, Vector, bump_generation, tokio_postgres};
+use devlens_search::postgres::{
+    Client, Migration, Schema, ServerDatabase, Vector, bump_generation, tokio_postgres,
+};
 
 use super::{
     DocsStore, LibraryInfo, LoadedVersion, NewVersion, StoredChunk, VectorsReader, VersionStamp,
@@ -16,6 +18,23 @@ use super::{
 };
 use crate::DocsError;
 use crate::chunk::ChunkKind;
+
+/// The docs tables in the server database.
+pub(crate) const SCHEMA: Schema = Schema {
+    owner: "docs",
+    migrations: &[
+        Migration {
+            version: 1,
+            description: "libraries, versions, chunks",
+            sql: include_str!("../../migrations/0001_docs.sql"),
+        },
+        Migration {
+            version: 2,
+            description: "passage vectors",
+            sql: include_str!("../../migrations/0002_passage_vectors.sql"),
+        },
+    ],
+};
 
 /// Rows per insert: big enough to keep round trips few, small enough to keep one statement's
 /// parameters in memory twice over.
@@ -57,7 +76,10 @@ impl PostgresDocsStore {
     }
 
     async fn client(&self) -> Result<Client, DocsError> {
-        self.db.client().await.map_err(|message| self.err(message))
+        self.db
+            .client(&SCHEMA)
+            .await
+            .map_err(|message| self.err(message))
     }
 
     fn read<T>(

@@ -1,5 +1,5 @@
-//! The server [`SolutionStore`]: PostgreSQL with pgvector (`kb_*` tables of the server store's
-//! schema, devlens-search/migrations).
+//! The server [`SolutionStore`]: PostgreSQL with pgvector (the `kb_*` tables, created by this
+//! crate's `migrations/`, which devlens-search's runner applies when the store first connects).
 //!
 //! The same promises as the SQLite store: a solution, its chunk vectors and its keyword entry
 //! change in one transaction, an import is all or nothing, and the generation (a row bumped in
@@ -11,7 +11,7 @@ use std::ops::Range;
 use std::sync::{Arc, Mutex};
 
 use devlens_search::postgres::{
-    Client, ServerDatabase, Transaction, Vector, bump_generation, tokio_postgres,
+    Client, Migration, Schema, ServerDatabase, Transaction, Vector, bump_generation, tokio_postgres,
 };
 
 use super::{
@@ -19,6 +19,16 @@ use super::{
     content_hash,
 };
 use crate::{KbError, Solution};
+
+/// The knowledge base's tables in the server database.
+pub(crate) const SCHEMA: Schema = Schema {
+    owner: "kb",
+    migrations: &[Migration {
+        version: 1,
+        description: "solutions and chunk vectors",
+        sql: include_str!("../../migrations/0001_solutions.sql"),
+    }],
+};
 
 /// PostgreSQL's full text refuses a document over 1 MB; the keyword entry keeps the start of a
 /// longer text (vectors cover all of it).
@@ -117,7 +127,10 @@ impl PostgresStore {
 
     /// A connection, or the reason there is none.
     async fn client(&self) -> Result<Client, KbError> {
-        self.db.client().await.map_err(|message| self.err(message))
+        self.db
+            .client(&SCHEMA)
+            .await
+            .map_err(|message| self.err(message))
     }
 
     /// Runs a read on one connection.

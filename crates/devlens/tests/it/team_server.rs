@@ -162,6 +162,66 @@ async fn two_servers_on_one_database_serve_each_others_writes() {
     assert!(check["sizeMib"].as_f64().unwrap() > 1.0, "{check}");
 }
 
+/// A database set up when one migration held every corpus's tables (devlens before each crate
+/// owned its migrations) upgrades in place: its data stays, the stores work on it, and the
+/// bookkeeping becomes one row per owner and version, each with its text's checksum.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_database_from_the_single_migration_upgrades_to_each_crates_migrations() {
+    let Some((pg, model)) = setup() else {
+        return;
+    };
+    let url = pg.database();
+    let database = url.rsplit('/').next().unwrap().to_string();
+    let legacy = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/legacy-server-store");
+    for file in ["0001_server_store.sql", "0002_docs_passage_vectors.sql"] {
+        pg.sql(
+            &database,
+            &std::fs::read_to_string(legacy.join(file)).unwrap(),
+        );
+    }
+    pg.sql(
+        &database,
+        "CREATE TABLE devlens_migrations (version BIGINT PRIMARY KEY, description TEXT NOT NULL, \
+         checksum TEXT NOT NULL, applied_at TIMESTAMPTZ NOT NULL DEFAULT now()); \
+         INSERT INTO devlens_migrations (version, description, checksum) VALUES \
+         (1, 'server store', '612d0cf1c79fab10'), (2, 'docs passage vectors', '2a9682f98d2e9761'); \
+         INSERT INTO kb_solutions (id, title, text, tags, created_at, updated_at, content_hash, \
+         keywords) VALUES ('legacy-1', 'Kept across the upgrade', 'Written before it.', '[]', \
+         '2026-01-01T00:00:00Z', '2026-01-01T00:00:00Z', 'h', \
+         to_tsvector('simple', 'Kept across the upgrade'))",
+    );
+    let dir = common::data_dir_with_petstore();
+    for _ in 0..2 {
+        let out = on_database(dir.path(), &url, &model)
+            .args(["store", "check", "--json"])
+            .stdin(Stdio::null())
+            .output()
+            .await
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let check: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(check["solutions"], 1, "{check}");
+        assert_eq!(check["apiIndexes"], 0, "{check}");
+        assert_eq!(check["docsLibraries"], 0, "{check}");
+    }
+    assert_eq!(
+        pg.sql(
+            &database,
+            "SELECT owner || ' ' || version || ' ' || (checksum ~ '^[0-9a-f]{16}$') \
+             FROM devlens_migrations ORDER BY owner, version"
+        ),
+        "api 1 true\ndevlens 1 true\ndocs 1 true\ndocs 2 true\nkb 1 true"
+    );
+    assert_eq!(
+        pg.sql(&database, "SELECT title FROM kb_solutions"),
+        "Kept across the upgrade"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_writer_killed_mid_ingest_leaves_the_other_server_serving_the_old_docs() {
     use std::os::unix::process::ExitStatusExt as _;

@@ -2,12 +2,23 @@
 
 use std::sync::{Arc, Mutex};
 
+use devlens_search::postgres::{Migration, Schema};
 use devlens_search::{StoreError, VectorIndex};
 
 use super::SemanticIndexStore;
 use crate::semantic::{IndexMeta, IndexedEndpoint, SemanticIndex};
 
-/// Semantic indexes in a team server's database (`api_indexes`, devlens-search/migrations): one
+/// The API indexes' table in the server database.
+pub(crate) const SCHEMA: Schema = Schema {
+    owner: "api",
+    migrations: &[Migration {
+        version: 1,
+        description: "API indexes",
+        sql: include_str!("../../../migrations/0001_api_indexes.sql"),
+    }],
+};
+
+/// Semantic indexes in a team server's database (`api_indexes`, this crate's migrations): one
 /// row per name, replaced whole by one statement, so every server sharing the database sees the
 /// old index or the new one; the row's version changes with each save, as `CURRENT` does for
 /// the file store.
@@ -36,7 +47,11 @@ impl PostgresIndexStore {
         ) -> Result<T, devlens_search::postgres::tokio_postgres::Error>,
     ) -> Result<T, StoreError> {
         self.db.block_on(async {
-            let client = self.db.client().await.map_err(StoreError::Database)?;
+            let client = self
+                .db
+                .client(&SCHEMA)
+                .await
+                .map_err(StoreError::Database)?;
             work(&client)
                 .await
                 .map_err(|e| StoreError::Database(self.db.describe(&e)))
