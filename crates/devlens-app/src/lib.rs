@@ -41,6 +41,7 @@ pub mod kb;
 pub mod live;
 pub mod projects;
 pub mod status;
+pub mod store;
 pub mod tokens;
 pub mod workspace;
 

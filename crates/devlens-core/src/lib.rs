@@ -15,6 +15,7 @@ pub mod error;
 pub mod outbound;
 pub mod paths;
 pub mod percent;
+pub mod progress;
 pub mod projects;
 pub mod report;
 pub mod suggest;

@@ -21,8 +21,8 @@ use devlens_core::Config;
 use devlens_openapi::eval::parse_golden;
 
 use crate::output::report;
-use crate::progress::ProgressLine;
 use crate::remote::Remote;
+use devlens_core::progress::ProgressLine;
 
 /// Which spec a command is about: the flags of [`devlens_app::api::SpecArgs`].
 #[derive(Debug, Args, Clone)]
@@ -483,12 +483,13 @@ pub(crate) async fn run(mut config: Config, command: ApiCommand) -> anyhow::Resu
             json,
         } => {
             let config = app.config();
-            let dump = crate::bench::Dump {
+            let dump = devlens_bench::api::Dump {
                 texts: texts_out.as_deref(),
                 queries: queries_out.as_deref(),
             };
             let measured =
-                crate::bench::run(&spec, runs, queries, semantic.then_some(config), &dump).await?;
+                devlens_bench::api::run(&spec, runs, queries, semantic.then_some(config), &dump)
+                    .await?;
             crate::output::print(json, &measured, || measured.to_text())
         }
     }

@@ -16,7 +16,7 @@ use devlens_core::Config;
 use devlens_kb::SearchOptions;
 
 use crate::output::{line, report};
-use crate::progress::ProgressLine;
+use devlens_core::progress::ProgressLine;
 
 #[derive(Debug, Args)]
 pub(crate) struct KbArgs {
@@ -179,7 +179,7 @@ pub(crate) enum KbCommand {
         json: bool,
     },
     /// Benchmark saves and searches in a temporary knowledge base (needs the embedding model)
-    Bench(crate::kb_bench::KbBenchArgs),
+    Bench(devlens_bench::kb::KbBenchArgs),
 }
 
 fn read_input(path: &Path) -> anyhow::Result<String> {
@@ -201,7 +201,10 @@ fn read_input(path: &Path) -> anyhow::Result<String> {
 pub(crate) async fn run(config: Config, args: KbArgs) -> anyhow::Result<()> {
     match args.command {
         // The benchmark works in a temporary knowledge base, never the user's.
-        KbCommand::Bench(bench) => crate::kb_bench::run(config, bench).await,
+        KbCommand::Bench(bench) => {
+            let report = devlens_bench::kb::run(config, &bench).await?;
+            crate::output::print(bench.json, &report, || report.to_text())
+        }
         command => run_on_store(config, command).await,
     }
 }

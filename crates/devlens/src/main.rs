@@ -2,16 +2,13 @@
 //! server (stdio, or Streamable HTTP with the REST API).
 
 mod api_cmd;
-mod bench;
 mod browser_cmd;
 mod cli;
 mod docs_cmd;
 mod extension_cmd;
-mod kb_bench;
 mod kb_cmd;
 mod model_cmd;
 mod output;
-mod progress;
 mod project_cmd;
 mod remote;
 mod serve;

@@ -5,4 +5,6 @@
 
 mod contract;
 mod real_world_specs;
+// The test data sets are found as devlens-openapi's tests find them.
+#[path = "../../../devlens-openapi/tests/it/support/mod.rs"]
 mod support;

@@ -5,6 +5,7 @@
 #![allow(clippy::unwrap_used)] // test code: a panic is a failed assertion
 
 mod api_traffic;
+mod architecture;
 mod attacks;
 mod auth;
 mod bounds;

@@ -18,7 +18,7 @@ use devlens_search::Retrieval;
 
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub(crate) struct BenchReport {
+pub struct BenchReport {
     pub spec: String,
     pub bytes: usize,
     pub operations: usize,
@@ -55,7 +55,7 @@ pub(crate) struct BenchReport {
 
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub(crate) struct SemanticBench {
+pub struct SemanticBench {
     pub model: String,
     /// The local model's engine: `candle` or `onnx (<file>)`.
     pub engine: String,
@@ -72,7 +72,7 @@ pub(crate) struct SemanticBench {
 }
 
 impl BenchReport {
-    pub(crate) fn to_text(&self) -> String {
+    pub fn to_text(&self) -> String {
         format!(
             "{} ({:.1} MB, {} operations, {} runs)\n\
              load   p50 {:.1} ms\nindex  p50 {:.1} ms\n\
@@ -130,7 +130,7 @@ fn percentile(samples: &mut [f64], p: f64) -> f64 {
 }
 
 /// VmHWM / VmRSS from /proc (Linux); 0 elsewhere.
-pub(crate) fn proc_status_mib(key: &str) -> f64 {
+pub fn proc_status_mib(key: &str) -> f64 {
     std::fs::read_to_string("/proc/self/status")
         .ok()
         .and_then(|status| {
@@ -187,7 +187,7 @@ fn time_details(spec: &ApiSpec, endpoints: &[EndpointRef]) -> Vec<f64> {
 
 /// Where to write the exact texts the semantic part embeds, for comparisons with other tools.
 #[derive(Debug, Default)]
-pub(crate) struct Dump<'a> {
+pub struct Dump<'a> {
     /// The endpoint strings (`endpoint_text`), in operation order.
     pub texts: Option<&'a Path>,
     /// The timed questions, as embedded.
@@ -202,7 +202,7 @@ fn write_json_list(path: Option<&Path>, items: &[String]) -> anyhow::Result<()> 
     Ok(())
 }
 
-pub(crate) async fn run(
+pub async fn run(
     path: &Path,
     runs: usize,
     queries: usize,

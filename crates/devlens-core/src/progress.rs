@@ -4,7 +4,7 @@
 use std::io::{IsTerminal, Write};
 use std::sync::Mutex;
 
-pub(crate) struct ProgressLine {
+pub struct ProgressLine {
     label: &'static str,
     terminal: bool,
     /// Last tenth reported when not on a terminal.
@@ -12,7 +12,7 @@ pub(crate) struct ProgressLine {
 }
 
 impl ProgressLine {
-    pub(crate) fn new(label: &'static str) -> Self {
+    pub fn new(label: &'static str) -> Self {
         Self {
             label,
             terminal: std::io::stderr().is_terminal(),
@@ -20,7 +20,7 @@ impl ProgressLine {
         }
     }
 
-    pub(crate) fn update(&self, done: usize, total: usize) {
+    pub fn update(&self, done: usize, total: usize) {
         if total == 0 {
             return;
         }
@@ -46,7 +46,7 @@ impl ProgressLine {
 
     /// Starts a new part of the work (e.g. the next project): says `message` on its own line and
     /// counts afresh.
-    pub(crate) fn set_message(&self, message: &str) {
+    pub fn set_message(&self, message: &str) {
         if self.terminal {
             eprint!("\r\x1b[2K");
         }
@@ -54,7 +54,7 @@ impl ProgressLine {
         *self.last_tenth.lock().unwrap_or_else(|p| p.into_inner()) = None;
     }
 
-    pub(crate) fn finish(&self) {
+    pub fn finish(&self) {
         if self.terminal {
             eprintln!();
         }

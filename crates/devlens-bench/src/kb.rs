@@ -13,38 +13,36 @@ use clap::Args;
 use serde::Serialize;
 
 use devlens_core::Config;
+use devlens_core::progress::ProgressLine;
 use devlens_embed::{BoxFuture, EmbedError, Embedder, LocalBert, Progress, Provider};
 use devlens_kb::{
     ExportFile, KnowledgeBase, NewSolution, SearchMode, SearchOptions, Solution, SolutionPatch,
 };
 use devlens_search::golden::percentile;
 
-use crate::output::print;
-use crate::progress::ProgressLine;
-
 #[derive(Debug, Args)]
-pub(crate) struct KbBenchArgs {
+pub struct KbBenchArgs {
     /// Real solutions to save (an export file), e.g. crates/devlens-kb/tests/golden/solutions.json
     #[arg(long, value_name = "FILE")]
-    corpus: PathBuf,
+    pub corpus: PathBuf,
     /// Questions (a golden file; only the questions are used), e.g.
     /// crates/devlens-kb/tests/golden/queries.tsv
     #[arg(long, value_name = "FILE")]
-    queries: PathBuf,
+    pub queries: PathBuf,
     /// Size of the generated knowledge base the searches run over
     #[arg(long, default_value_t = 10_000)]
-    solutions: usize,
+    pub solutions: usize,
     /// Keep the benchmark's knowledge bases in DIR (not a temporary folder): a second run over
     /// the same DIR finds the generated solutions embedded and measures the searches at once
     #[arg(long, value_name = "DIR")]
-    scratch: Option<PathBuf>,
+    pub scratch: Option<PathBuf>,
     #[arg(long)]
-    json: bool,
+    pub json: bool,
 }
 
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
-struct KbBenchReport {
+pub struct KbBenchReport {
     model: String,
     /// The local model's engine: `candle` or `onnx (<file>)`.
     engine: String,
@@ -111,7 +109,7 @@ struct ModeBench {
 }
 
 impl KbBenchReport {
-    fn to_text(&self) -> String {
+    pub fn to_text(&self) -> String {
         let mut out = format!(
             "model {} (engine {}, loaded in {:.0} ms)\n\
              save + embed: {} solutions (mean {} chars, {} chunks): p50 {:.1} ms, p95 {:.1} ms, \
@@ -227,7 +225,7 @@ fn ms(since: Instant) -> f64 {
 
 /// Sentences of the real texts, recombined into `n` short solutions: realistic words and
 /// lengths without copying any one solution.
-pub(crate) fn generated(corpus: &[Solution], n: usize) -> Vec<Solution> {
+pub fn generated(corpus: &[Solution], n: usize) -> Vec<Solution> {
     let sentences: Vec<&str> = corpus
         .iter()
         .flat_map(|s| s.text.split(['\n', '.']))
@@ -264,7 +262,7 @@ pub(crate) fn generated(corpus: &[Solution], n: usize) -> Vec<Solution> {
 }
 
 /// The solutions of a knowledge-base export file the benchmarks are made of (not empty).
-pub(crate) fn read_corpus(path: &std::path::Path) -> anyhow::Result<ExportFile> {
+pub fn read_corpus(path: &std::path::Path) -> anyhow::Result<ExportFile> {
     let text =
         std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
     let corpus: ExportFile = serde_json::from_str(&text)
@@ -277,7 +275,8 @@ pub(crate) fn read_corpus(path: &std::path::Path) -> anyhow::Result<ExportFile> 
     Ok(corpus)
 }
 
-pub(crate) async fn run(config: Config, args: KbBenchArgs) -> anyhow::Result<()> {
+/// Runs the benchmark in temporary knowledge bases (or `--scratch`), never the user's.
+pub async fn run(config: Config, args: &KbBenchArgs) -> anyhow::Result<KbBenchReport> {
     let corpus = read_corpus(&args.corpus)?;
     let queries_text = std::fs::read_to_string(&args.queries)
         .with_context(|| format!("cannot read {}", args.queries.display()))?;
@@ -448,5 +447,5 @@ pub(crate) async fn run(config: Config, args: KbBenchArgs) -> anyhow::Result<()>
         },
         search,
     };
-    print(args.json, &report, || report.to_text())
+    Ok(report)
 }
