@@ -1,13 +1,17 @@
 //! Writing settings back into `devlens.toml` (the dev panel's settings), keeping the file a
 //! person wrote: its comments, blank lines, order and every other table stay as they were.
 //!
-//! Only the lines of the keys that change are touched (a changed value keeps its line's trailing
-//! comment; a new key goes after the table's last key; a missing table is appended). The
-//! result is parsed again and must say exactly what was asked, with everything else unchanged,
-//! before it replaces the file (atomically) — a file shaped in a way this line editor does not
-//! understand (an inline `kb = { … }` table, dotted keys) is refused, not damaged.
+//! The file is edited as a document with toml_edit (format-preserving: whitespace, comments and
+//! order are part of what it reads), not as lines: only the keys that change are touched (a
+//! changed value keeps its spacing and trailing comment; a new key goes after the table's last
+//! key; a missing table is appended), and every shape TOML allows — an inline `kb = { … }`
+//! table, dotted `kb.top_k` keys — is edited in its own shape. The result is parsed again and
+//! must say exactly what was asked, with everything else unchanged, before it replaces the file
+//! (atomically); anything else is refused, and the file left as it was.
 
 use std::path::{Path, PathBuf};
+
+use toml_edit::{DocumentMut, Item, Table, Value};
 
 use crate::config::{ConfigFile, KbSettings};
 use crate::{Config, CoreError};
@@ -45,36 +49,39 @@ pub fn update_kb_settings(
     change(&mut wanted);
     let kb = &wanted;
     let old = &before.kb;
-    let mut changes: Vec<(&str, Option<String>)> = Vec::new();
+    let mut changes: Vec<(&str, Option<Value>)> = Vec::new();
     if old.search_mode != kb.search_mode {
-        changes.push(("search_mode", kb.search_mode.as_deref().map(quoted)));
+        changes.push(("search_mode", kb.search_mode.as_deref().map(Value::from)));
     }
     if old.similarity_threshold != kb.similarity_threshold {
-        changes.push(("similarity_threshold", kb.similarity_threshold.map(float)));
+        changes.push((
+            "similarity_threshold",
+            kb.similarity_threshold.map(|f| Value::from(short_float(f))),
+        ));
     }
     if old.top_k != kb.top_k {
-        changes.push(("top_k", kb.top_k.map(|k| k.to_string())));
+        changes.push(("top_k", kb.top_k.map(|k| Value::from(k as i64))));
     }
     if old.auto_generate_answer != kb.auto_generate_answer {
         changes.push((
             "auto_generate_answer",
-            kb.auto_generate_answer.map(|b| b.to_string()),
+            kb.auto_generate_answer.map(Value::from),
         ));
     }
     if old.show_similarity_scores != kb.show_similarity_scores {
         changes.push((
             "show_similarity_scores",
-            kb.show_similarity_scores.map(|b| b.to_string()),
+            kb.show_similarity_scores.map(Value::from),
         ));
     }
     if changes.is_empty() {
         return Ok(wanted);
     }
-    let edited = set_table_keys(&text, "kb", &changes);
     let refuse = |why: &str| CoreError::ConfigEdit {
         path: path.to_path_buf(),
         message: why.to_string(),
     };
+    let edited = set_table_keys(&text, "kb", changes).map_err(|why| refuse(&why))?;
     let after = toml::from_str::<ConfigFile>(&edited).map_err(|e| {
         refuse(&format!(
             "the edited file would not parse ({})",
@@ -102,153 +109,61 @@ fn parse(path: &Path, text: &str) -> Result<ConfigFile, CoreError> {
     })
 }
 
-fn quoted(s: &str) -> String {
-    // A TOML basic string is a JSON string for everything a setting holds.
-    serde_json::to_string(s).unwrap_or_else(|_| "\"\"".into())
+/// `0.35`, not `0.3499999940395355`: the shortest decimal that reads back as the same `f32`.
+fn short_float(f: f32) -> f64 {
+    f.to_string().parse().unwrap_or(f64::from(f))
 }
 
-/// `0.35`, not `0.3499999940395355`, and always a float (`1.0`, never the integer `1`).
-fn float(f: f32) -> String {
-    let s = f.to_string();
-    if s.contains(['.', 'e', 'E']) || !f.is_finite() {
-        s
-    } else {
-        format!("{s}.0")
+/// Sets (`Some`) or removes (`None`) the keys of the table `[table]` in the TOML `text`, whatever
+/// shape the table has (a `[table]` section, an inline table, dotted keys); everything else stays
+/// byte for byte. A value that is changed keeps its spacing and trailing comment.
+pub fn set_table_keys(
+    text: &str,
+    table: &str,
+    changes: Vec<(&str, Option<Value>)>,
+) -> Result<String, String> {
+    let mut doc: DocumentMut = text
+        .parse()
+        .map_err(|e: toml_edit::TomlError| format!("not valid TOML ({})", e.message()))?;
+    if !doc.contains_key(table) {
+        if changes.iter().all(|(_, v)| v.is_none()) {
+            return Ok(text.to_string());
+        }
+        let mut new = Table::new();
+        if !text.trim().is_empty() {
+            // A blank line between the file's last table and the new one, as a person writes it.
+            new.decor_mut().set_prefix("\n");
+        }
+        doc.insert(table, Item::Table(new));
     }
-}
-
-/// Sets (`Some(value)`, already rendered as TOML) or removes (`None`) the `keys` of the table
-/// `[table]` in `text`, line by line; everything else stays byte for byte.
-pub fn set_table_keys(text: &str, table: &str, changes: &[(&str, Option<String>)]) -> String {
-    let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
-    let mut pending: Vec<(&str, &Option<String>)> = changes.iter().map(|(k, v)| (*k, v)).collect();
-    let mut section: Option<(usize, usize)> = None; // header line, end (exclusive)
-    let mut in_multiline: Option<&str> = None;
-    let mut current_is_table = false;
-    for (i, line) in lines.iter().enumerate() {
-        if let Some(delimiter) = in_multiline {
-            if line.matches(delimiter).count() % 2 == 1 {
-                in_multiline = None;
-            }
-            continue;
-        }
-        for delimiter in ["\"\"\"", "'''"] {
-            if line.matches(delimiter).count() % 2 == 1 {
-                in_multiline = Some(delimiter);
-            }
-        }
-        if let Some(name) = header_name(line) {
-            if current_is_table && let Some((start, _)) = section {
-                section = Some((start, i));
-            }
-            current_is_table = name == table;
-            if current_is_table && section.is_none() {
-                section = Some((i, lines.len()));
-            }
-        }
-    }
-    let Some((start, end)) = section else {
-        let mut out = text.to_string();
-        let additions: Vec<String> = pending
-            .iter()
-            .filter_map(|(k, v)| v.as_ref().map(|v| format!("{k} = {v}")))
-            .collect();
-        if additions.is_empty() {
-            return out;
-        }
-        if !out.is_empty() && !out.ends_with('\n') {
-            out.push('\n');
-        }
-        if !out.is_empty() {
-            out.push('\n');
-        }
-        out.push_str(&format!("[{table}]\n{}\n", additions.join("\n")));
-        return out;
+    let Some(keys) = doc.get_mut(table).and_then(Item::as_table_like_mut) else {
+        return Err(format!("`{table}` is not a table; change it by hand"));
     };
-    let mut last_key = start;
-    let mut removed = Vec::new();
-    for (i, line) in lines.iter_mut().enumerate().take(end).skip(start + 1) {
-        let Some((key, value_at)) = key_of(line) else {
+    for (key, value) in changes {
+        let Some(mut value) = value else {
+            keys.remove(key);
             continue;
         };
-        last_key = i;
-        let Some(at) = pending.iter().position(|(k, _)| *k == key) else {
-            continue;
-        };
-        let (_, value) = pending.remove(at);
-        match value {
-            Some(value) => {
-                let comment = trailing_comment(&line[value_at..]);
-                let head = line[..value_at].trim_end();
-                *line = match comment {
-                    Some(c) => format!("{head} {value} {c}"),
-                    None => format!("{head} {value}"),
-                };
+        match keys.get_mut(key) {
+            Some(Item::Value(old)) => {
+                *value.decor_mut() = old.decor().clone();
+                *old = value;
             }
-            None => removed.push(i),
+            Some(_) => {
+                return Err(format!(
+                    "`{table}.{key}` is a table, not a value; change it by hand"
+                ));
+            }
+            None => {
+                keys.insert(key, Item::Value(value));
+            }
         }
     }
-    let additions: Vec<String> = pending
-        .iter()
-        .filter_map(|(k, v)| v.as_ref().map(|v| format!("{k} = {v}")))
-        .collect();
-    for (n, addition) in additions.into_iter().enumerate() {
-        lines.insert(last_key + 1 + n, addition);
-    }
-    for i in removed.into_iter().rev() {
-        lines.remove(i);
-    }
-    let mut out = lines.join("\n");
-    if text.ends_with('\n') || text.is_empty() {
+    let mut out = doc.to_string();
+    if !out.is_empty() && !out.ends_with('\n') {
         out.push('\n');
     }
-    out
-}
-
-/// The table a `[name]` or `[[name]]` header line opens (quotes and spaces removed).
-fn header_name(line: &str) -> Option<String> {
-    let t = line.trim_start();
-    if !t.starts_with('[') {
-        return None;
-    }
-    let t = t.trim_start_matches('[');
-    let end = t.find(']')?;
-    Some(
-        t[..end]
-            .split('.')
-            .map(|part| part.trim().trim_matches(['"', '\'']))
-            .collect::<Vec<_>>()
-            .join("."),
-    )
-}
-
-/// The key of a `key = value` line and where its value starts (after the `=`).
-fn key_of(line: &str) -> Option<(String, usize)> {
-    let t = line.trim_start();
-    if t.is_empty() || t.starts_with('#') || t.starts_with('[') {
-        return None;
-    }
-    let eq = line.find('=')?;
-    let key = line[..eq].trim().trim_matches(['"', '\'']).to_string();
-    (!key.is_empty()).then_some((key, eq + 1))
-}
-
-/// A `# comment` after a value, outside its quotes.
-fn trailing_comment(value: &str) -> Option<&str> {
-    let mut quote: Option<char> = None;
-    let mut escaped = false;
-    for (i, c) in value.char_indices() {
-        match quote {
-            Some('"') if escaped => escaped = false,
-            Some('"') if c == '\\' => escaped = true,
-            Some(q) if c == q => quote = None,
-            Some(_) => {}
-            None if c == '"' || c == '\'' => quote = Some(c),
-            None if c == '#' => return Some(&value[i..]),
-            None => {}
-        }
-    }
-    None
+    Ok(out)
 }
 
 #[cfg(test)]
@@ -260,16 +175,17 @@ mod tests {
                         [server]\nhttp = \"127.0.0.1:9000\"\n";
 
     #[test]
-    fn changes_only_the_lines_of_the_keys_and_keeps_comments() {
+    fn changes_only_the_keys_and_keeps_comments() {
         let out = set_table_keys(
             FILE,
             "kb",
-            &[
-                ("top_k", Some("8".into())),
-                ("similarity_threshold", Some("0.4".into())),
+            vec![
+                ("top_k", Some(Value::from(8))),
+                ("similarity_threshold", Some(Value::from(0.4))),
                 ("search_mode", None),
             ],
-        );
+        )
+        .unwrap();
         assert_eq!(
             out,
             "# my devlens\nactive_project = \"pets\" # the usual one\n\n[kb]\n# how many\n\
@@ -282,11 +198,12 @@ mod tests {
         let out = set_table_keys(
             "[server]\nhttp = \"x\"",
             "kb",
-            &[("top_k", Some("3".into()))],
-        );
+            vec![("top_k", Some(Value::from(3)))],
+        )
+        .unwrap();
         assert_eq!(out, "[server]\nhttp = \"x\"\n\n[kb]\ntop_k = 3\n");
         assert_eq!(
-            set_table_keys("", "kb", &[("top_k", Some("3".into()))]),
+            set_table_keys("", "kb", vec![("top_k", Some(Value::from(3)))]).unwrap(),
             "[kb]\ntop_k = 3\n"
         );
     }
@@ -319,17 +236,32 @@ mod tests {
     }
 
     #[test]
-    fn a_shape_the_editor_does_not_understand_is_refused_and_left_alone() {
+    fn inline_tables_and_dotted_keys_are_edited_in_their_own_shape() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("devlens.toml");
-        let inline = "kb = { top_k = 5 }\n";
-        std::fs::write(&path, inline).unwrap();
-        let err = update_kb_settings(&path, |s| s.top_k = Some(9))
-            .unwrap_err()
-            .to_string();
-        assert!(err.contains("by hand"), "{err}");
-        assert_eq!(std::fs::read_to_string(&path).unwrap(), inline);
-        // A broken file is named and kept.
+        std::fs::write(&path, "kb = { top_k = 5 } # inline\n").unwrap();
+        update_kb_settings(&path, |s| s.top_k = Some(9)).unwrap();
+        assert_eq!(
+            std::fs::read_to_string(&path).unwrap(),
+            "kb = { top_k = 9 } # inline\n"
+        );
+        std::fs::write(&path, "kb.top_k = 5\n[server]\nhttp = \"x\"\n").unwrap();
+        let saved = update_kb_settings(&path, |s| {
+            s.top_k = Some(9);
+            s.search_mode = Some("keyword".into());
+        })
+        .unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(text.starts_with("kb.top_k = 9\n"), "{text}");
+        let file: ConfigFile = toml::from_str(&text).unwrap();
+        assert_eq!(file.kb, saved);
+        assert_eq!(file.server.http.as_deref(), Some("x"));
+    }
+
+    #[test]
+    fn a_broken_file_is_named_and_left_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("devlens.toml");
         std::fs::write(&path, "top_k = = 1\n").unwrap();
         let err = update_kb_settings(&path, |s| s.top_k = Some(9))
             .unwrap_err()
@@ -339,9 +271,9 @@ mod tests {
     }
 
     #[test]
-    fn floats_stay_short_and_floats() {
-        assert_eq!(float(0.35), "0.35");
-        assert_eq!(float(1.0), "1.0");
-        assert_eq!(float(0.0), "0.0");
+    fn floats_stay_short() {
+        assert_eq!(short_float(0.35), 0.35);
+        assert_eq!(Value::from(short_float(1.0)).to_string(), "1.0");
+        assert_eq!(Value::from(short_float(0.35)).to_string(), "0.35");
     }
 }
