@@ -2,32 +2,13 @@
 //! and reports stay bounded.
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::Instant;
 
 use devlens_core::Report;
 use devlens_openapi::{ApiSpec, EndpointRef};
 
-use crate::support::data_set;
-
-fn files_under(dir: &Path, exts: &[&str], out: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    for entry in entries.flatten() {
-        let path = entry.path();
-        if path.is_dir() {
-            files_under(&path, exts, out);
-        } else if path
-            .extension()
-            .and_then(|e| e.to_str())
-            .is_some_and(|e| exts.contains(&e))
-        {
-            out.push(path);
-        }
-    }
-}
+use crate::support::{data_set, files_under};
 
 /// The contract checks on a real spec: for each of `ops` operations (spread over the spec), a
 /// code sample, a call built without arguments (a contract error or a request, never a panic)

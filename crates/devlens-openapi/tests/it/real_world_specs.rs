@@ -14,14 +14,14 @@
 use devlens_core::Report;
 use std::collections::HashMap;
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Mutex;
 use std::time::Instant;
 
 use devlens_openapi::{ApiSpec, EndpointRef, SpecCache, SpecSource};
 
 use crate::support;
-use support::data_set;
+use support::{data_set, files_under};
 
 /// Text form of one endpoint should stay well within what an agent wants to read.
 const MAX_TEXT_CHARS: usize = 40_000;
@@ -120,24 +120,6 @@ fn check_file(path: &Path) -> Result<Coverage, String> {
             .unwrap_or_default();
         Err(format!("PANIC: {what}"))
     })
-}
-
-fn files_under(dir: &Path, exts: &[&str], out: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    for entry in entries.flatten() {
-        let path = entry.path();
-        if path.is_dir() {
-            files_under(&path, exts, out);
-        } else if path
-            .extension()
-            .and_then(|e| e.to_str())
-            .is_some_and(|e| exts.contains(&e))
-        {
-            out.push(path);
-        }
-    }
 }
 
 #[test]

@@ -25,6 +25,22 @@ fn on_database(data_dir: &Path, url: &str, model: &Path) -> tokio::process::Comm
     cmd
 }
 
+/// `devlens store check --json` on the database: what it counts.
+async fn store_check(data_dir: &Path, url: &str, model: &Path) -> Value {
+    let out = on_database(data_dir, url, model)
+        .args(["store", "check", "--json"])
+        .stdin(Stdio::null())
+        .output()
+        .await
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
 fn setup() -> Option<(postgres::TestPostgres, PathBuf)> {
     let pg = postgres::TestPostgres::start()?;
     let model = common::model_dir()?;
@@ -139,18 +155,7 @@ async fn two_servers_on_one_database_serve_each_others_writes() {
     assert_eq!(status, reqwest::StatusCode::NOT_FOUND);
 
     // `devlens store check` counts what the two servers wrote, through the stores that own it.
-    let out = on_database(dir_a.path(), &url, &model)
-        .args(["store", "check", "--json"])
-        .stdin(Stdio::null())
-        .output()
-        .await
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let check: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let check = store_check(dir_a.path(), &url, &model).await;
     assert_eq!(check["store"], "postgres", "{check}");
     assert_eq!(check["apiIndexes"], 1, "{check}");
     assert_eq!(check["docsLibraries"], 1, "{check}");
@@ -192,18 +197,7 @@ async fn a_database_from_the_single_migration_upgrades_to_each_crates_migrations
     );
     let dir = common::data_dir_with_petstore();
     for _ in 0..2 {
-        let out = on_database(dir.path(), &url, &model)
-            .args(["store", "check", "--json"])
-            .stdin(Stdio::null())
-            .output()
-            .await
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let check: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let check = store_check(dir.path(), &url, &model).await;
         assert_eq!(check["solutions"], 1, "{check}");
         assert_eq!(check["apiIndexes"], 0, "{check}");
         assert_eq!(check["docsLibraries"], 0, "{check}");

@@ -1,6 +1,6 @@
 //! The real-world test data these tests read (`scripts/fetch-testdata` fetches it).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 fn testdata() -> PathBuf {
     std::env::var_os("DEVLENS_TESTDATA")
@@ -24,4 +24,22 @@ pub(crate) fn data_set(rel: &str) -> Option<PathBuf> {
     assert!(!required, "{msg}");
     eprintln!("SKIPPED: {msg}");
     None
+}
+
+pub(crate) fn files_under(dir: &Path, exts: &[&str], out: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            files_under(&path, exts, out);
+        } else if path
+            .extension()
+            .and_then(|e| e.to_str())
+            .is_some_and(|e| exts.contains(&e))
+        {
+            out.push(path);
+        }
+    }
 }
