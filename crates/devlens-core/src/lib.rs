@@ -19,6 +19,7 @@ pub mod progress;
 pub mod projects;
 pub mod report;
 pub mod suggest;
+pub mod tls;
 pub mod trust;
 
 pub use config::{

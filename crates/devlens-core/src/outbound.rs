@@ -429,6 +429,7 @@ impl OutboundPolicy {
     /// the user agent and the like on it; build it with [`GuardedClient::new`] so literal
     /// addresses are checked too.
     pub fn client_builder(&self) -> reqwest::ClientBuilder {
+        crate::tls::install();
         let redirects = self.clone();
         reqwest::Client::builder()
             .dns_resolver(Arc::new(GuardedResolver {

@@ -158,7 +158,7 @@ pub fn tls_config(ca_file: Option<&Path>) -> Result<Arc<rustls::ClientConfig>, D
             certs
         }
     };
-    let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
+    let provider = devlens_core::tls::provider();
     let verifier =
         rustls_platform_verifier::Verifier::new_with_extra_roots(extra, provider.clone())
             .map_err(|e| bad(format!("cannot set up TLS for Redis: {e}")))?;

@@ -275,7 +275,8 @@ pub fn describe(e: &tokio_postgres::Error) -> String {
 /// without TLS (a local one) is reached in the clear under `prefer`, as psql does.
 fn tls_connector() -> Result<tokio_postgres_rustls::MakeRustlsConnect, String> {
     use rustls_platform_verifier::BuilderVerifierExt;
-    let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
+    // ring, devlens' one crypto provider (devlens_core::tls says why); the connector needs it.
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
     let config = rustls::ClientConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()
         .and_then(|b| b.with_platform_verifier())

@@ -27,6 +27,8 @@ use devlens_app::{Classify, ErrorKind};
 use cli::{Cli, Command};
 
 fn main() -> ExitCode {
+    // Before any HTTP client exists (devlens_core::tls).
+    devlens_core::tls::install();
     let cli = Cli::parse();
     let log_feed = init_logging(&cli);
     let runtime = match tokio::runtime::Builder::new_multi_thread()

@@ -56,6 +56,7 @@ impl Remote {
         } else {
             format!("http://{}", address.trim_end_matches('/'))
         };
+        devlens_core::tls::install();
         let client = reqwest::Client::builder()
             .timeout(CALL_TIMEOUT)
             .build()

@@ -689,6 +689,8 @@ async fn attach_browser(
         request_timeout: crate::tab::cdp::REQUEST_TIMEOUT,
         ..HandlerConfig::default()
     };
+    // chromiumoxide looks an http:// address up with a reqwest client of its own.
+    devlens_core::tls::install();
     match tokio::time::timeout(
         CONNECT_TIMEOUT,
         Browser::connect_with_config(url.to_string(), config),

@@ -142,7 +142,7 @@ async fn launch_chromium(dir: &Path) -> Chromium {
     })
     .await;
     // The extension's id is in its service worker's URL.
-    let http = reqwest::Client::new();
+    let http = crate::common::http::client();
     let mut extension_id = None;
     for _ in 0..300 {
         let targets: Value = match http
@@ -223,7 +223,7 @@ async fn the_extension_pairs_saves_searches_and_asks() {
     let mut server = common::devlens_process(data.path());
     server.env("DEVLENS_MODEL_DIR", &model);
     let (_server, base) = common::serve_http(server).await;
-    let http = reqwest::Client::new();
+    let http = crate::common::http::client();
     // Something else in the knowledge base, so finding the page by meaning means something.
     let other = http
         .post(format!("{base}/api/kb/solutions"))
@@ -591,7 +591,7 @@ async fn the_extension_pairs_saves_searches_and_asks() {
 /// Whether a frame showing `url` appears among the browser's targets (cross-origin frames are
 /// targets of their own; a frame the CSP refused shows an error page instead).
 async fn poll_targets(port: u16, url: &str) -> bool {
-    let http = reqwest::Client::new();
+    let http = crate::common::http::client();
     for _ in 0..300 {
         let targets: Value = http
             .get(format!("http://127.0.0.1:{port}/json/list"))

@@ -63,7 +63,7 @@ async fn start_vite(bin: &Path, root: &Path) -> (tokio::process::Child, String) 
         .spawn()
         .expect("start vite");
     let base = format!("http://127.0.0.1:{port}/");
-    let web = reqwest::Client::new();
+    let web = crate::common::http::client();
     for _ in 0..200 {
         if web
             .get(&base)

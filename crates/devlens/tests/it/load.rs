@@ -63,7 +63,7 @@ async fn fifty_sessions_search_and_query_while_a_big_index_is_rebuilt() {
     cmd.env("DEVLENS_MODEL_DIR", &model)
         .env_remove("EMBEDDING_PROVIDER");
     let (_server, base) = common::serve_http(cmd).await;
-    let http = reqwest::Client::new();
+    let http = crate::common::http::client();
     common::http::ok(http.post(format!("{base}/api/embed/reindex?project=pets"))).await;
 
     // The rebuild: GitHub's 1,223 operations, embedded afresh, while the sessions work.

@@ -394,7 +394,7 @@ fn reported_size(data: &Value) -> (u32, u32) {
 
 /// Whether something still answers at a DevTools endpoint.
 async fn devtools_answers(endpoint: &str) -> bool {
-    let client = reqwest::Client::builder()
+    let client = crate::common::http::builder()
         .timeout(Duration::from_secs(2))
         .build()
         .expect("http client");

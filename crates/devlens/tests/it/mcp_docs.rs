@@ -131,7 +131,7 @@ async fn rest_endpoints_answer_the_same() {
     let dir = data_dir_with_widgets();
     let (mut child, base) = common::serve_http(server_command(dir.path())).await;
 
-    let http = reqwest::Client::new();
+    let http = crate::common::http::client();
     let list: Value = http
         .get(format!("{base}/api/docs/libraries"))
         .send()

@@ -228,7 +228,7 @@ async fn every_tool_over_streamable_http_and_the_rest_api() {
     exercise_every_tool(&client).await;
     client.cancel().await.expect("close");
 
-    let http = reqwest::Client::new();
+    let http = crate::common::http::client();
     let tags: Value = http
         .get(format!("{base}/api/tags?project=pets"))
         .send()
@@ -305,7 +305,7 @@ async fn rpc_reply(response: reqwest::Response) -> Value {
 async fn speaks_the_2025_11_25_handshake_and_2026_07_28_stateless_requests() {
     let dir = data_dir_with_petstore();
     let (_server, base) = spawn_http_server(dir.path()).await;
-    let http = reqwest::Client::new();
+    let http = crate::common::http::client();
     let post = |body: Value, version: &str, method: &str| {
         http.post(format!("{base}/mcp"))
             .header("Accept", "application/json, text/event-stream")
@@ -485,7 +485,7 @@ async fn semantic_index_over_the_rest_api() {
     // The server inherits DEVLENS_MODEL_DIR from the test's environment (scripts/test sets it).
     assert!(model.is_dir());
     let (_server, base) = spawn_http_server(dir.path()).await;
-    let http = reqwest::Client::new();
+    let http = crate::common::http::client();
 
     let status: Value = http
         .get(format!("{base}/api/embed/status?project=pets"))

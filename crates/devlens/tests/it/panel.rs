@@ -27,7 +27,7 @@ async fn the_api_page_adds_indexes_and_searches() {
         // The unreachable spec URL below is on this machine: allowed, so the fetch is tried.
         .env("DEVLENS_NETWORK_ALLOW", "127.0.0.1:9");
     let (_server, base) = common::serve_http(server).await;
-    let http = reqwest::Client::new();
+    let http = crate::common::http::client();
     // The project's spec is a copy, so the test can change it and see the index go stale.
     let spec_file = workspace.path().join("petstore.json");
     std::fs::copy(common::petstore(), &spec_file).unwrap();

@@ -69,7 +69,7 @@ async fn the_browser_page_shows_the_agents_browser_live_and_the_status_page_the_
         .env("DEVLENS_MODEL_DIR", &model)
         .env("DEVLENS_WORKSPACE", workspace.path());
     let (_server, base) = common::serve_http(server).await;
-    let http = reqwest::Client::new();
+    let http = crate::common::http::client();
     let post = |path: &str, body: Value| {
         let request = http.post(format!("{base}{path}")).json(&body);
         async move { common::http::ok(request).await }

@@ -73,7 +73,7 @@ async fn the_docs_page_adds_asks_and_removes_library_docs() {
     // The unreachable site below is on this machine: allowed, so the crawl tries it.
     server.env("DEVLENS_NETWORK_ALLOW", "127.0.0.1:9");
     let (_server, base) = common::serve_http(server).await;
-    let client = reqwest::Client::new();
+    let client = crate::common::http::client();
 
     let viewer_dir = tempfile::tempdir().unwrap();
     let viewer = mcp::panel_viewer(viewer_dir.path()).await;

@@ -36,7 +36,7 @@ async fn the_knowledge_base_page_saves_finds_asks_and_configures() {
     let mut server = common::devlens_process(dir.path());
     server.env("DEVLENS_MODEL_DIR", &model);
     let (_server, base) = common::serve_http(server).await;
-    let http = reqwest::Client::new();
+    let http = crate::common::http::client();
     let solutions = || {
         let http = http.clone();
         let url = format!("{base}/api/kb/solutions");

@@ -71,7 +71,7 @@ async fn two_servers_on_one_database_serve_each_others_writes() {
     serve_a.env("DEVLENS_WORKSPACE", workspace_a.path());
     let a = http::start(serve_a).await;
     let b = http::start(on_database(dir_b.path(), &url, &model)).await;
-    let client = reqwest::Client::new();
+    let client = crate::common::http::client();
 
     // The knowledge base: saved on A, found by meaning on B.
     let saved = ok(client
@@ -238,7 +238,7 @@ async fn a_writer_killed_mid_ingest_leaves_the_other_server_serving_the_old_docs
     let database = url.rsplit('/').next().unwrap().to_string();
     let (dir_a, dir_b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     let b = http::start(on_database(dir_b.path(), &url, &model)).await;
-    let client = reqwest::Client::new();
+    let client = crate::common::http::client();
 
     // The old state: "node" from one small page.
     let old = widgets_docs(

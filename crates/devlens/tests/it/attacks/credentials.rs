@@ -69,7 +69,7 @@ async fn a_callers_base_url_gets_no_credentials() {
     let (elsewhere, at_elsewhere) = listener().await;
     let dir = shop(&backend, "");
     let server = rest::start(configured(dir.path())).await;
-    let web = reqwest::Client::new();
+    let web = crate::common::http::client();
     let call = |base_url: Option<&str>| {
         let mut body = json!({ "project": "shop", "operationId": "listPets" });
         if let Some(base) = base_url {
@@ -147,7 +147,7 @@ async fn a_read_token_gets_the_dry_run_only() {
     };
     let server = rest::start(configured(dir.path())).await;
     let answer = rest::ok(
-        reqwest::Client::new()
+        crate::common::http::client()
             .post(format!("{}/api/call", server.base))
             .bearer_auth(&read)
             .json(&json!({ "project": "shop", "operationId": "listPets" })),

@@ -27,7 +27,7 @@ async fn server() -> (tempfile::TempDir, tempfile::TempDir, rest::Server) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_spec_over_http_is_a_project_or_a_workspace_file() {
     let (_data, _workspace, server) = server().await;
-    let web = reqwest::Client::new();
+    let web = crate::common::http::client();
     let tags = |spec: &str| {
         let spec: String = url::form_urlencoded::byte_serialize(spec.as_bytes()).collect();
         web.get(format!("{}/api/tags?spec={spec}", server.base))
@@ -56,7 +56,7 @@ async fn a_spec_over_http_is_a_project_or_a_workspace_file() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn docs_over_http_come_from_the_workspace_only() {
     let (data, _workspace, server) = server().await;
-    let web = reqwest::Client::new();
+    let web = crate::common::http::client();
     let secrets = tempfile::tempdir().unwrap();
     std::fs::write(secrets.path().join("notes.md"), "# Keys\n\nsecret\n").unwrap();
     let add = |path: String| {

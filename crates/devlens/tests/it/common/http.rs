@@ -3,6 +3,18 @@
 use reqwest::StatusCode;
 use serde_json::Value;
 
+/// An HTTP client for the tests' requests (devlens' crypto provider installed first, as devlens
+/// does: reqwest brings none of its own).
+pub fn client() -> reqwest::Client {
+    builder().build().expect("an HTTP client")
+}
+
+/// A client builder, for tests that set timeouts and the like.
+pub fn builder() -> reqwest::ClientBuilder {
+    devlens_core::tls::install();
+    reqwest::Client::builder()
+}
+
 /// A running `devlens serve --http` and its base URL; killed when dropped.
 pub struct Server {
     _child: tokio::process::Child,
