@@ -17,6 +17,12 @@ only script, which installers copy onto PATH as it is (a script that does not st
 for the highest GLIBC_ symbol version the binary imports, musllinux_1_2 for a musl binary, and
 the binary may link nothing outside the manylinux policy's libraries. Output is reproducible:
 fixed timestamps and order, so the same binary gives byte-identical artefacts.
+
+Kept here rather than `wheel pack` + auditwheel at packaging time, with a measured reason: both
+agree with it (scripts/test-package runs them on every package), so they would add two PyPI
+packages to a stdlib-only script and change nothing. `auditwheel show` names the same tag
+(manylinux_2_34_x86_64 today), and `wheel unpack` + `wheel pack` gives back the same entries,
+bytes and file name (only RECORD's file mode differs: wheel pack takes the umask's).
 """
 
 import argparse
