@@ -1,13 +1,22 @@
 //! A light HTML reader: headings, prose and `<pre>` code out of a documentation page.
 //!
-//! Hand-written rather than html5ever: docs pages need no DOM, only the text in document order
-//! with the structure that matters for chunking, and a full parser would cost more compile time
-//! than all of this crate. What it does: drops `head`, `script`, `style`, `nav`, `header`,
-//! `footer`, `svg` and elements marked as navigation (`role="navigation"`, a `toc`/`sidebar`
-//! id or class); takes the page's `<title>` when it has no `<h1>`; turns `h1`–`h6` into headings
-//! (anchor from the heading's own id or the first id inside it, as docs generators put a
-//! permalink there); keeps `<pre>` whole with the language of a `language-x`/`lang-x`/
-//! `highlight-x` class; drops text blocks that are mostly links (menus the rules above missed).
+//! Hand-written rather than html5ever or lol_html, measured side by side (bench/html-readers:
+//! the same reading rules driven by each parser, over Debian's Python and Node.js HTML docs,
+//! 530 and 64 pages): lol_html read every page to the same blocks as this reader and html5ever
+//! all but 65 (a template placeholder Node's pages leave in `<head>`, which an HTML5 tree moves
+//! into the body as text; one paragraph split in Python's), so the blind golden sets score the
+//! same hit@5 with every reader (Python 0.81 / 0.87, Node.js 0.79 / 0.63 on the dev / test
+//! halves; MRR within 0.01). This one reads 2 to 2.5× faster than lol_html and 2.6 to 2.7×
+//! faster than html5ever (Python's pages: 41 MB/s against 20 and 15), and either crate would
+//! add 14 or 25 crates and 34 or 51 CPU-seconds of rustc to a clean build
+//! (scripts/dependency-cost).
+//!
+//! What it does: drops `head`, `script`, `style`, `nav`, `header`, `footer`, `svg` and elements
+//! marked as navigation (`role="navigation"`, a `toc`/`sidebar` id or class); takes the page's
+//! `<title>` when it has no `<h1>`; turns `h1`–`h6` into headings (anchor from the heading's own
+//! id or the first id inside it, as docs generators put a permalink there); keeps `<pre>` whole
+//! with the language of a `language-x`/`lang-x`/`highlight-x` class; drops text blocks that are
+//! mostly links (menus the rules above missed).
 
 use crate::blocks::{Block, slug};
 

@@ -6,7 +6,19 @@
 //! Own small parser (the format is one JSON object and a base64 VLQ string): `version`,
 //! `sources`, `sourceRoot`, `sourcesContent`, `names`, `mappings`, and index maps whose
 //! `sections` embed their maps. Positions here are 0-based, as the protocol has them; the
-//! debugger converts to the 1-based lines users see.
+//! debugger converts to the 1-based lines users see. Base64 and percent-decoding are the
+//! `base64` and `percent-encoding` crates'.
+//!
+//! Kept rather than the `sourcemap` crate (9.3.2) after a side-by-side run on real maps
+//! (bench/sourcemaps: Angular's and RxJS's, 135 KB to 2.6 MB, 505,401 lookups): both name the
+//! same original position everywhere but in two places where this one chooses on purpose — a
+//! column before a line's first mapping (the crate answers with the previous line's last
+//! mapping; here it is the line's first, the indentation case) and several mappings at one
+//! column (the crate takes the first, this the last written; 42 lookups in RxJS's UMD map). The
+//! crate parses in about half the time (20 against 43 ms for the 2.6 MB map) because it builds
+//! no original → generated index; breakpoints set on an original line need one, which it does
+//! not have, and the debugger resolves sources against the map's URL itself. It would also add
+//! 10 crates and about 22 CPU-seconds of rustc to a clean build (scripts/dependency-cost).
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
@@ -664,6 +676,7 @@ fn vlq_decode(segment: &str) -> Result<Vec<i64>, String> {
     Ok(out)
 }
 
+/// A VLQ digit's value (the base64 crate decodes whole strings, not single digits).
 fn base64_value(c: u8) -> Option<u8> {
     Some(match c {
         b'A'..=b'Z' => c - b'A',
@@ -675,24 +688,30 @@ fn base64_value(c: u8) -> Option<u8> {
     })
 }
 
-/// Standard (or URL-safe) base64, padding and whitespace ignored.
+/// Standard (or URL-safe) base64, padding and whitespace ignored: what `data:` URLs and
+/// `IO.read` chunks carry.
 pub(crate) fn base64_decode(text: &str) -> Result<Vec<u8>, String> {
-    let mut out = Vec::with_capacity(text.len() * 3 / 4);
-    let (mut acc, mut bits) = (0u32, 0u32);
-    for c in text.bytes() {
-        if c == b'=' || c.is_ascii_whitespace() {
-            continue;
-        }
-        let v = base64_value(c).ok_or_else(|| format!("`{}` is not base64", c as char))?;
-        acc = (acc << 6) | u32::from(v);
-        bits += 6;
-        if bits >= 8 {
-            bits -= 8;
-            out.push((acc >> bits) as u8);
-            acc &= (1 << bits) - 1;
-        }
-    }
-    Ok(out)
+    use base64::Engine;
+    use base64::alphabet::{STANDARD, URL_SAFE};
+    use base64::engine::{DecodePaddingMode, GeneralPurpose, GeneralPurposeConfig};
+    const LENIENT: GeneralPurposeConfig = GeneralPurposeConfig::new()
+        .with_decode_padding_mode(DecodePaddingMode::Indifferent)
+        .with_decode_allow_trailing_bits(true);
+    let compact: String;
+    let text = if text.bytes().any(|c| c.is_ascii_whitespace()) {
+        compact = text.split_ascii_whitespace().collect();
+        &compact
+    } else {
+        text
+    };
+    let alphabet = if text.contains(['-', '_']) {
+        &URL_SAFE
+    } else {
+        &STANDARD
+    };
+    GeneralPurpose::new(alphabet, LENIENT)
+        .decode(text)
+        .map_err(|e| format!("not base64: {e}"))
 }
 
 /// The text of a `data:` URL (base64 or percent-encoded).
@@ -702,29 +721,9 @@ pub(crate) fn data_url_text(url: &str) -> Result<String, String> {
     let bytes = if meta.split(';').any(|p| p.eq_ignore_ascii_case("base64")) {
         base64_decode(payload)?
     } else {
-        percent_decode(payload)
+        percent_encoding::percent_decode_str(payload).collect()
     };
     String::from_utf8(bytes).map_err(|_| "the inline map is not UTF-8".to_string())
-}
-
-fn percent_decode(s: &str) -> Vec<u8> {
-    let b = s.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        if b[i] == b'%'
-            && i + 2 < b.len()
-            && let Ok(v) =
-                u8::from_str_radix(std::str::from_utf8(&b[i + 1..i + 3]).unwrap_or(""), 16)
-        {
-            out.push(v);
-            i += 3;
-        } else {
-            out.push(b[i]);
-            i += 1;
-        }
-    }
-    out
 }
 
 #[cfg(test)]
@@ -772,6 +771,11 @@ mod tests {
     fn base64_and_data_urls() {
         assert_eq!(base64_decode("aGVsbG8=").unwrap(), b"hello");
         assert_eq!(base64_decode("aGVsbG8").unwrap(), b"hello");
+        assert_eq!(base64_decode("aGVs\nbG8=\n").unwrap(), b"hello");
+        assert_eq!(
+            base64_decode("-_-_").unwrap(),
+            base64_decode("+/+/").unwrap()
+        );
         assert_eq!(
             data_url_text("data:application/json;charset=utf-8;base64,eyJhIjoxfQ==").unwrap(),
             "{\"a\":1}"
