@@ -294,3 +294,69 @@ fn without_a_model_search_says_it_used_keywords_and_bad_input_is_explained() {
         .failure()
         .stderr(predicate::str::contains("devlens model install"));
 }
+
+/// `devlens kb bench` (devlens-bench) end to end on the golden corpus and a small generated
+/// knowledge base: every figure of its report is there, every mode searched every question, and
+/// it worked in a knowledge base of its own, never the user's.
+#[test]
+fn bench_reports_saves_edits_and_searches_in_a_scratch_knowledge_base() {
+    let Some(model) = model_dir() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path();
+    let golden = Path::new(env!("CARGO_MANIFEST_DIR")).join("../devlens-kb/tests/golden");
+    let report = json(
+        &mut with_model(data, &model),
+        &[
+            "kb",
+            "bench",
+            "--corpus",
+            golden.join("solutions.json").to_str().unwrap(),
+            "--queries",
+            golden.join("queries.tsv").to_str().unwrap(),
+            "--solutions",
+            "100",
+            "--json",
+        ],
+    );
+    assert_eq!(
+        keys(&report),
+        [
+            "corpus",
+            "edits",
+            "engine",
+            "model",
+            "modelLoadMs",
+            "saves",
+            "search"
+        ]
+    );
+    assert_eq!(report["saves"]["n"], 60, "{report}");
+    assert_eq!(report["edits"]["n"], 60, "{report}");
+    // An edit that adds a paragraph at the end embeds some chunks again, not all of them.
+    let (again, all) = (
+        report["edits"]["embeddedChunks"].as_u64().unwrap(),
+        report["edits"]["chunks"].as_u64().unwrap(),
+    );
+    assert!(again > 0 && again < all, "{report}");
+    assert_eq!(report["corpus"]["solutions"], 100, "{report}");
+    assert_eq!(report["corpus"]["embedded"], 100, "{report}");
+    let questions = std::fs::read_to_string(golden.join("queries.tsv"))
+        .unwrap()
+        .lines()
+        .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
+        .count() as u64;
+    let modes: Vec<&str> = report["search"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| {
+            assert_eq!(m["queries"].as_u64(), Some(questions), "{report}");
+            assert!(m["p50Ms"].as_f64().unwrap() > 0.0, "{report}");
+            m["mode"].as_str().unwrap()
+        })
+        .collect();
+    assert_eq!(modes, ["semantic", "keyword", "hybrid"], "{report}");
+    // The user's knowledge base was not touched.
+    let list = json(&mut with_model(data, &model), &["kb", "list", "--json"]);
+    assert_eq!(list["solutions"].as_array().unwrap().len(), 0, "{list}");
+}
