@@ -8,7 +8,7 @@
 //! same hit@5 with every reader (Python 0.81 / 0.87, Node.js 0.79 / 0.63 on the dev / test
 //! halves; MRR within 0.01). This one reads 2 to 2.5× faster than lol_html and 2.6 to 2.7×
 //! faster than html5ever (Python's pages: 41 MB/s against 20 and 15), and either crate would
-//! add 14 or 25 crates and 34 or 51 CPU-seconds of rustc to a clean build
+//! add 14 or 25 crates and 24 or 38 CPU-seconds of rustc to a clean build
 //! (scripts/dependency-cost).
 //!
 //! What it does: drops `head`, `script`, `style`, `nav`, `header`, `footer`, `svg` and elements

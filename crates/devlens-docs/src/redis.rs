@@ -4,8 +4,8 @@
 //! A tiny RESP2 client over a tokio `TcpStream` (PING, GET, SET EX, AUTH, SELECT) rather than
 //! the `redis` crate: these five commands are all the cache needs. Measured (scripts/
 //! dependency-cost): `redis` 1.8.1 with `tokio-comp` and `tokio-rustls-comp`, the least that
-//! speaks `rediss://`, adds 7 crates and about 32 CPU-seconds of rustc to a clean build (the
-//! crate itself 28.5; about 1% of the clean test build), and what is most of this file — a
+//! speaks `rediss://`, adds 7 crates and about 28 CPU-seconds of rustc to a clean build (the
+//! crate itself about 25; about 1% of the clean test build), and what is most of this file — a
 //! deadline on every command, a server marked down for a while after a failure, one warning per
 //! outage — would stay either way. `rediss://` speaks TLS (rustls, as reqwest does): the
 //! server's certificate is checked against the system's roots plus an optional CA file (`[docs]

@@ -5,7 +5,7 @@
 //! end), and on a tie `Allow` wins. `Crawl-delay` (not in the RFC, widely honoured) is read too.
 //!
 //! Kept hand-written after a side-by-side check against `texting_robots` 0.2.2 (the maintained
-//! crate; building it and its 2 new dependencies costs about 6 CPU-seconds of rustc here,
+//! crate; building it and its 2 new dependencies costs about 4 CPU-seconds of rustc here,
 //! scripts/dependency-cost, so cost was not the reason): on 29 checks (21 paths over 8 files —
 //! this module's tests, percent-encoded paths, case — and their crawl delays) both answered
 //! alike but once: `User-agent: devlens/1.0` names this crawler for Google's parser and for this

@@ -18,7 +18,7 @@
 //! crate parses in about half the time (20 against 43 ms for the 2.6 MB map) because it builds
 //! no original → generated index; breakpoints set on an original line need one, which it does
 //! not have, and the debugger resolves sources against the map's URL itself. It would also add
-//! 10 crates and about 22 CPU-seconds of rustc to a clean build (scripts/dependency-cost).
+//! 10 crates and about 18 CPU-seconds of rustc to a clean build (scripts/dependency-cost).
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
