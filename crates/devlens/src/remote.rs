@@ -56,7 +56,7 @@ impl Remote {
         } else {
             format!("http://{}", address.trim_end_matches('/'))
         };
-        devlens_core::tls::install();
+        // ring is installed already: main() does it first (devlens_core::tls).
         let client = reqwest::Client::builder()
             .timeout(CALL_TIMEOUT)
             .build()
