@@ -16,8 +16,9 @@ use devlens_docs::crawl::CrawlLimits;
 use devlens_docs::{Docs, validate_id};
 
 pub use devlens_docs::{
-    DocsPage, DocsSource, IngestReport, IngestRequest, IngestStage, LibraryList, LibraryOutline,
-    QueryDocsInput, QueryDocsOutput, Resolved,
+    DependencyList, DocsPage, DocsSource, GitSource, IngestReport, IngestRequest, IngestStage,
+    LibraryList, LibraryOutline, ListedDependency, QueryDocsInput, QueryDocsOutput, Resolved,
+    WorkspaceDeps,
 };
 
 use crate::{App, AppError};
@@ -38,16 +39,128 @@ pub struct ResolveLibrary {
     pub query: Option<String>,
 }
 
-/// The ingested libraries matching a name, best first.
+/// The libraries matching a name, best first: the ingested ones and the workspace's installed
+/// dependencies.
 pub fn resolve(app: &App, args: &ResolveLibrary) -> Result<Resolved, AppError> {
     let name = args.library_name.as_deref().unwrap_or_default();
-    Ok(app.docs()?.resolve(name, args.query.as_deref())?)
+    let docs = app.docs()?;
+    let deps = project_root(app).map(|root| docs.workspace_dependencies(&root));
+    Ok(docs.resolve_in(name, args.query.as_deref(), deps.as_ref())?)
 }
 
 /// The best sections and code examples of a library's docs for a question, within a token
-/// budget.
+/// budget; a dependency of the workspace is answered at its installed version, read from its
+/// folder on the first question.
 pub async fn query(app: &App, input: &QueryDocsInput) -> Result<QueryDocsOutput, AppError> {
-    Ok(app.docs()?.query(input).await?)
+    let docs = app.docs()?;
+    let deps = if devlens_docs::deps::is_dependency_id(&input.library_id) {
+        project_root(app).map(|root| docs.workspace_dependencies(&root))
+    } else {
+        None
+    };
+    Ok(docs.query_in(input, deps.as_ref()).await?)
+}
+
+/// The workspace's direct dependencies, their installed versions and what is stored of each.
+pub fn dependencies(app: &App) -> Result<DependencyList, AppError> {
+    let root = project_root(app).ok_or_else(no_project)?;
+    Ok(app.docs()?.dependencies(&root)?)
+}
+
+/// Reads every installed direct dependency whose installed version is not stored yet;
+/// `progress(dependency, done, total)` before each. One that fails is reported and the rest
+/// go on.
+pub async fn ingest_dependencies(
+    app: &App,
+    progress: &(dyn Fn(&str, usize, usize) + Sync),
+) -> Result<DependencyIngest, AppError> {
+    let root = project_root(app).ok_or_else(no_project)?;
+    let docs = app.docs()?;
+    let listed = docs.dependencies(&root)?;
+    let todo: Vec<&ListedDependency> = listed
+        .dependencies
+        .iter()
+        .filter(|d| d.dependency.installed.is_some() && !d.ingested)
+        .collect();
+    let mut outcome = DependencyIngest {
+        already: listed.dependencies.iter().filter(|d| d.ingested).count(),
+        not_installed: listed
+            .dependencies
+            .iter()
+            .filter(|d| d.dependency.installed.is_none())
+            .map(|d| d.dependency.name.clone())
+            .collect(),
+        ..DependencyIngest::default()
+    };
+    for (i, listed) in todo.iter().enumerate() {
+        progress(&listed.dependency.name, i, todo.len());
+        match docs
+            .ingest_dependency(&listed.dependency, &|_, _, _| {})
+            .await
+        {
+            Ok(report) => outcome.ingested.push(report),
+            Err(e) => outcome
+                .failed
+                .push(format!("{}: {e}", listed.dependency.name)),
+        }
+    }
+    progress("", todo.len(), todo.len());
+    Ok(outcome)
+}
+
+/// What `devlens docs deps --ingest` did.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct DependencyIngest {
+    pub ingested: Vec<IngestReport>,
+    /// Dependencies whose installed version was stored already.
+    pub already: usize,
+    /// Declared but not installed: nothing to read.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub not_installed: Vec<String>,
+    /// `name: why`, for those that could not be read.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub failed: Vec<String>,
+}
+
+impl Report for DependencyIngest {
+    fn to_text(&self) -> String {
+        let mut lines: Vec<String> = self.ingested.iter().map(Report::to_text).collect();
+        lines.push(format!(
+            "{} dependencies read, {} stored already{}",
+            self.ingested.len(),
+            self.already,
+            if self.not_installed.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    ", {} not installed ({})",
+                    self.not_installed.len(),
+                    self.not_installed.join(", ")
+                )
+            }
+        ));
+        for failed in &self.failed {
+            lines.push(format!("could not read {failed}"));
+        }
+        lines.join("\n")
+    }
+}
+
+/// The project folder whose dependencies are the libraries of the workspace, if devlens runs
+/// in one.
+fn project_root(app: &App) -> Option<PathBuf> {
+    let workspace = app.workspace().ok()?;
+    workspace
+        .missing_project()
+        .is_none()
+        .then(|| workspace.root().to_path_buf())
+}
+
+fn no_project() -> AppError {
+    AppError::invalid(
+        "there is no project folder to read dependencies from: run devlens in your project \
+         (or pass --workspace DIR)",
+    )
 }
 
 /// The ingested libraries and their versions.
@@ -82,12 +195,47 @@ pub struct SourceInput {
     pub max_depth: Option<usize>,
     /// With `url`: also fetch what the site's robots.txt disallows (a site of one's own).
     pub ignore_robots: bool,
+    /// A git repository to clone (https, http or file URL).
+    pub git: Option<String>,
+    /// With `git`: the branch or tag [default: the default branch].
+    pub git_ref: Option<String>,
+    /// With `git`: the docs folder inside the repository.
+    pub git_dir: Option<String>,
 }
 
-/// The source of an ingest: exactly one of a folder and a URL; crawl limits only with a URL.
+/// The source of an ingest: exactly one of a folder, a URL and a git repository; crawl limits
+/// only with a URL, a ref and a folder only with a repository.
 pub fn docs_source(input: SourceInput) -> Result<DocsSource, AppError> {
     let url = input.url.filter(|u| !u.trim().is_empty());
     let path = input.path.filter(|p| !p.as_os_str().is_empty());
+    let git = input.git.filter(|g| !g.trim().is_empty());
+    let git_ref = input.git_ref.filter(|r| !r.trim().is_empty());
+    let git_dir = input.git_dir.filter(|d| !d.trim().is_empty());
+    if git.is_none() && (git_ref.is_some() || git_dir.is_some()) {
+        return Err(AppError::invalid(
+            "ref and dir apply to a repository: give them with `git`",
+        ));
+    }
+    if let Some(repository) = git {
+        if path.is_some() || url.is_some() {
+            return Err(AppError::invalid(
+                "give exactly one of `path` (a docs folder), `url` (a docs site to crawl) or \
+                 `git` (a repository)",
+            ));
+        }
+        if input.max_pages.is_some() || input.max_depth.is_some() || input.ignore_robots {
+            return Err(AppError::invalid(
+                "maxPages, maxDepth and ignoreRobots apply to a crawl, not to a repository",
+            ));
+        }
+        let source = GitSource {
+            url: repository.trim().to_string(),
+            reference: git_ref.map(|r| r.trim().to_string()),
+            dir: git_dir.map(|d| d.trim().to_string()),
+        };
+        devlens_docs::git::validate(&source)?;
+        return Ok(DocsSource::Git(source));
+    }
     match (path, url) {
         (Some(path), None) => {
             if input.max_pages.is_some() || input.max_depth.is_some() || input.ignore_robots {
@@ -130,6 +278,11 @@ pub struct AddDocs {
     pub max_depth: Option<usize>,
     #[serde(default, alias = "ignore_robots")]
     pub ignore_robots: bool,
+    /// A git repository to clone (https or http; a `file:` repository only on the CLI).
+    pub git: Option<String>,
+    #[serde(rename = "ref")]
+    pub git_ref: Option<String>,
+    pub dir: Option<String>,
     pub version: Option<String>,
     pub name: Option<String>,
     pub description: Option<String>,
@@ -142,6 +295,17 @@ impl AddDocs {
     pub fn into_confined_request(mut self, app: &App) -> Result<IngestRequest, AppError> {
         if let Some(path) = self.path.as_deref().filter(|p| !p.trim().is_empty()) {
             self.path = Some(confined_docs_folder(app, path)?);
+        }
+        // A `file:` repository is a path on this machine, which a caller over HTTP may not name.
+        if self
+            .git
+            .as_deref()
+            .is_some_and(|g| g.trim().to_ascii_lowercase().starts_with("file:"))
+        {
+            return Err(AppError::invalid(
+                "over HTTP, docs come from https or http repositories; clone a repository on \
+                 this machine with the CLI (`devlens docs add ID --git file:///…`)",
+            ));
         }
         self.into_request()
     }
@@ -161,6 +325,9 @@ impl AddDocs {
             max_pages: self.max_pages,
             max_depth: self.max_depth,
             ignore_robots: self.ignore_robots,
+            git: self.git,
+            git_ref: self.git_ref,
+            git_dir: self.dir,
         })?;
         Ok(IngestRequest {
             id,
@@ -362,6 +529,64 @@ mod tests {
         ] {
             assert!(docs_source(input).is_err());
         }
+    }
+
+    #[test]
+    fn a_repository_is_a_source_of_its_own_with_its_ref_and_folder() {
+        let git = |url: &str, git_ref: Option<&str>, dir: Option<&str>| SourceInput {
+            git: Some(url.into()),
+            git_ref: git_ref.map(Into::into),
+            git_dir: dir.map(Into::into),
+            ..SourceInput::default()
+        };
+        match docs_source(git(
+            "https://github.com/vitejs/vite.git",
+            Some("v6.0.0"),
+            Some("docs"),
+        )) {
+            Ok(DocsSource::Git(source)) => {
+                assert_eq!(source.reference.as_deref(), Some("v6.0.0"));
+                assert_eq!(source.dir.as_deref(), Some("docs"));
+            }
+            other => panic!("{other:?}"),
+        }
+        let message = |input: SourceInput| docs_source(input).unwrap_err().to_string();
+        assert!(
+            message(SourceInput {
+                path: Some("docs".into()),
+                ..git("https://a/b.git", None, None)
+            })
+            .contains("exactly one of")
+        );
+        assert!(
+            message(SourceInput {
+                max_pages: Some(3),
+                ..git("https://a/b.git", None, None)
+            })
+            .contains("apply to a crawl")
+        );
+        assert!(
+            message(SourceInput {
+                git_ref: Some("v1".into()),
+                ..SourceInput::default()
+            })
+            .contains("give them with `git`")
+        );
+        assert!(message(git("ext::sh -c id", None, None)).contains("ext"));
+
+        // Over HTTP a `file:` repository would name a path of this machine.
+        let dir = tempfile::tempdir().unwrap();
+        let app = App::new(devlens_core::Config::with_data_dir(dir.path()));
+        let add = AddDocs {
+            id: "widgets".into(),
+            git: Some("file:///etc".into()),
+            ..AddDocs::default()
+        };
+        let error = add.into_confined_request(&app).unwrap_err().to_string();
+        assert!(
+            error.contains("over HTTP, docs come from https or http repositories"),
+            "{error}"
+        );
     }
 
     #[test]

@@ -14,7 +14,7 @@ use devlens_core::Report;
 use devlens_search::sqlite::blocking;
 
 use crate::store::{ChunkEmbeddings, DocsStore, NewVersion, StoredChunk};
-use crate::{ChunkKind, DEFAULT_VERSION, Docs, DocsError, crawl, read, validate_id};
+use crate::{ChunkKind, DEFAULT_VERSION, Docs, DocsError, crawl, git, package, read, validate_id};
 
 /// Where the docs of a library come from.
 #[derive(Debug, Clone)]
@@ -28,6 +28,11 @@ pub enum DocsSource {
         url: String,
         limits: crawl::CrawlLimits,
     },
+    /// An installed package's folder: its README, docs folder and type declarations
+    /// ([`crate::package`]); `name` is the package's name.
+    Package { dir: PathBuf, name: String },
+    /// A git repository, cloned one commit deep ([`crate::git`]); its ref is the version.
+    Git(git::GitSource),
 }
 
 /// `devlens docs add`.
@@ -121,13 +126,12 @@ impl Docs {
     ) -> Result<IngestReport, DocsError> {
         let started = Instant::now();
         let id = validate_id(&request.id)?;
-        let version = request
+        let asked_version = request
             .version
             .as_deref()
             .map(str::trim)
-            .filter(|v| !v.is_empty())
-            .unwrap_or(DEFAULT_VERSION)
-            .to_string();
+            .filter(|v| !v.is_empty());
+        let mut version = asked_version.unwrap_or(DEFAULT_VERSION).to_string();
         if version.len() > 100 || version.chars().any(char::is_control) {
             return Err(DocsError::InvalidInput(format!(
                 "invalid version `{version}`: use a short label such as `18.20` or `latest`"
@@ -144,6 +148,31 @@ impl Docs {
                 let pages = blocking(|| read::read_folder(&root, &reading))?;
                 let label = std::fs::canonicalize(path)
                     .unwrap_or_else(|_| path.clone())
+                    .display()
+                    .to_string();
+                (pages, label)
+            }
+            DocsSource::Git(source) => {
+                let clone = git::clone(
+                    source,
+                    &self.outbound,
+                    &std::env::temp_dir().join("devlens-git"),
+                )
+                .await?;
+                if asked_version.is_none() {
+                    version = clone.version.clone();
+                }
+                let root = clone.folder.clone();
+                let reading = |done, total| progress(IngestStage::Reading, done, total);
+                let pages = blocking(|| read::read_folder(&root, &reading))?;
+                // The clone is removed here, once read.
+                (pages, clone.label.clone())
+            }
+            DocsSource::Package { dir, name } => {
+                let pages = blocking(|| package::read_package(dir, name))?;
+                progress(IngestStage::Reading, pages.pages, pages.pages);
+                let label = std::fs::canonicalize(dir)
+                    .unwrap_or_else(|_| dir.clone())
                     .display()
                     .to_string();
                 (pages, label)

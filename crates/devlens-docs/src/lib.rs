@@ -21,12 +21,17 @@ pub mod browse;
 pub mod cache;
 pub mod chunk;
 pub mod crawl;
+mod dependency_docs;
+pub mod deps;
+mod dts;
 mod error;
 pub mod eval;
+pub mod git;
 mod html;
 pub mod ingest;
 mod markdown;
 pub mod metrics;
+pub mod package;
 pub mod query;
 pub mod read;
 pub mod redis;
@@ -51,8 +56,11 @@ use devlens_embed::{Embedder, LazyEmbedder};
 pub use browse::{DocsPage, LibraryOutline, PageOutline, PageSection};
 pub use cache::{CACHE_CAPACITY, CacheOutcome, CacheStats, redis_ca_file, redis_url};
 pub use chunk::ChunkKind;
+pub use dependency_docs::{DependencyList, ListedDependency};
+pub use deps::{Dependency, Ecosystem, WorkspaceDeps};
 pub use error::DocsError;
 pub use eval::{EvalReport, GoldenQuestion, parse_golden};
+pub use git::GitSource;
 pub use ingest::{DocsSource, EmbeddingPlan, IngestReport, IngestRequest, IngestStage};
 pub use query::{QueryDocsInput, QueryDocsOutput, QueryRequest};
 pub use resolve::{LibraryMatch, Resolved};
@@ -103,6 +111,10 @@ pub struct Docs {
     passage_vectors: bool,
     /// What a crawl may fetch: public hosts, plus the private ones the user allowed.
     outbound: OutboundPolicy,
+    /// The workspaces' lock files, parsed once per change.
+    locks: deps::LockCache,
+    /// One on-demand ingest of a dependency at a time (two first questions read it once).
+    dependency_ingest: tokio::sync::Mutex<()>,
 }
 
 impl std::fmt::Debug for Docs {
@@ -186,6 +198,8 @@ impl Docs {
             metrics: metrics::QueryMetrics::default(),
             passage_vectors: config.file.docs.embeds_passages(),
             outbound: config.outbound(),
+            locks: deps::LockCache::default(),
+            dependency_ingest: tokio::sync::Mutex::new(()),
         })
     }
 
@@ -208,6 +222,8 @@ impl Docs {
             metrics: metrics::QueryMetrics::default(),
             passage_vectors: true,
             outbound: OutboundPolicy::public_only(),
+            locks: deps::LockCache::default(),
+            dependency_ingest: tokio::sync::Mutex::new(()),
         })
     }
 

@@ -21,6 +21,10 @@ pub struct LibraryMatch {
     /// Newest first.
     pub versions: Vec<String>,
     pub snippets: usize,
+    /// Set when the library is a dependency of the workspace: the version installed there,
+    /// which `query_docs` reads (on its first question, when `versions` lacks it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub installed_version: Option<String>,
     #[serde(skip)]
     pub score: f64,
 }
@@ -55,6 +59,9 @@ impl devlens_core::Report for Resolved {
                     m.versions.join(", "),
                     m.snippets
                 );
+                if let Some(installed) = &m.installed_version {
+                    line.push_str(&format!("  (workspace dependency, {installed} installed)"));
+                }
                 if !m.description.is_empty() {
                     line.push_str(&format!("\n    {}", m.description));
                 }
@@ -161,6 +168,7 @@ pub fn resolve(libraries: &[LibraryInfo], name: &str, query: Option<&str>) -> Ve
                 description: lib.description.clone(),
                 versions: lib.versions.clone(),
                 snippets: lib.snippets,
+                installed_version: None,
                 score: best + 0.02 * mentions as f64,
             })
         })

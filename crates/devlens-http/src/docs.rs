@@ -13,8 +13,8 @@ use axum::{
 use devlens_app::{
     App,
     docs::{
-        self, AddDocs, Ingest, IngestProgress, IngestReport, LibraryList, QueryDocsInput,
-        QueryDocsOutput, RemoveDocs, RemovedDocs, ResolveLibrary, Resolved,
+        self, AddDocs, DependencyList, Ingest, IngestProgress, IngestReport, LibraryList,
+        QueryDocsInput, QueryDocsOutput, RemoveDocs, RemovedDocs, ResolveLibrary, Resolved,
     },
 };
 
@@ -29,6 +29,7 @@ pub(crate) fn routes() -> Router<Arc<App>> {
             get(libraries).post(add_library).delete(remove_library),
         )
         .route("/docs/libraries/stream", post(add_library_stream))
+        .route("/docs/deps", get(dependencies))
         .route("/docs/resolve", get(resolve))
         .route("/docs/query", get(query_get).post(query_post))
 }
@@ -36,6 +37,12 @@ pub(crate) fn routes() -> Router<Arc<App>> {
 /// `GET /api/docs/libraries`: what `devlens docs list --json` prints.
 async fn libraries(State(app): Shared) -> JsonResult<LibraryList> {
     Ok(Json(docs::libraries(&app)?))
+}
+
+/// `GET /api/docs/deps`: what `devlens docs deps --json` prints — the workspace's direct
+/// dependencies, their installed versions and whether their docs are stored.
+async fn dependencies(State(app): Shared) -> JsonResult<DependencyList> {
+    Ok(Json(docs::dependencies(&app)?))
 }
 
 /// `POST /api/docs/libraries`: ingest a folder (`path`) or a site crawled from `url` (within

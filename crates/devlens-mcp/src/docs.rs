@@ -15,8 +15,9 @@ use crate::{DevlensServer, reply::reply};
 
 #[tool_router(router = docs_tools, vis = "pub(crate)")]
 impl DevlensServer {
-    /// Find the id of a library whose docs devlens has ingested, from its name or a package
-    /// name. Call this before query_docs unless you already know the id.
+    /// Find the id of a library from its name or a package name: libraries whose docs devlens
+    /// has ingested, and the project's own dependencies (with the installed version, read on
+    /// the first query). Call this before query_docs unless you already know the id.
     #[tool(
         name = "resolve_library_id",
         annotations(title = "Resolve a library id", read_only_hint = true, idempotent_hint = true, open_world_hint = false),

@@ -82,7 +82,8 @@ where the page paused (source, call stack, locals, console). Then step (over/int
 evaluate_in_frame, call_stack, and execution resume; pause_on_exceptions stops on thrown errors.";
 const DOCS_INSTRUCTIONS: &str = "For a library's documentation, call resolve_library_id with its \
 name (or package name) to get its id, then query_docs with that id and your question: it answers \
-with the best sections and code examples within context_limit tokens.";
+with the best sections and code examples within context_limit tokens. The project's own \
+dependencies resolve too (ids like /npm/express) and are answered at the installed version.";
 const KB_INSTRUCTIONS: &str = "The knowledge base holds solutions the team saved: before solving \
 a problem from scratch, search_solutions or ask_knowledge_base (a numbered context to answer \
 from, citing [n]); save_solution keeps a fix worth reusing.";

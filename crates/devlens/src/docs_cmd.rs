@@ -38,8 +38,8 @@ pub(crate) enum DocsCommand {
         #[arg(
             long,
             value_name = "DIR",
-            conflicts_with = "url",
-            required_unless_present = "url"
+            conflicts_with_all = ["url", "git"],
+            required_unless_present_any = ["url", "git"]
         )]
         path: Option<PathBuf>,
         /// A docs site to crawl from this page: same origin, under the page's folder,
@@ -55,6 +55,16 @@ pub(crate) enum DocsCommand {
         /// With --url: also fetch what the site's robots.txt disallows (a site of your own)
         #[arg(long, conflicts_with = "path")]
         ignore_robots: bool,
+        /// A git repository to clone one commit deep (https, http or file URL); its docs are
+        /// read like a folder's
+        #[arg(long, value_name = "URL", conflicts_with = "url")]
+        git: Option<String>,
+        /// With --git: the branch or tag [default: the default branch]; it is the version
+        #[arg(long = "ref", value_name = "REF", requires = "git")]
+        git_ref: Option<String>,
+        /// With --git: the docs folder inside the repository [default: all of it]
+        #[arg(long, value_name = "DIR", requires = "git")]
+        dir: Option<String>,
         /// The version label [default: latest]
         #[arg(long)]
         version: Option<String>,
@@ -130,6 +140,15 @@ pub(crate) enum DocsCommand {
         #[arg(long)]
         json: bool,
     },
+    /// List the project's direct dependencies (package.json with its lock file) with their
+    /// installed versions: libraries whose docs are read from the install on their first question
+    Deps {
+        /// Read every installed dependency not stored yet now, with progress
+        #[arg(long)]
+        ingest: bool,
+        #[arg(long)]
+        json: bool,
+    },
     /// Remove a library, or one of its versions
     #[command(disable_version_flag = true)]
     Remove {
@@ -167,6 +186,9 @@ pub(crate) async fn run(config: Config, args: DocsArgs) -> anyhow::Result<()> {
             max_pages,
             max_depth,
             ignore_robots,
+            git,
+            git_ref,
+            dir,
             version,
             name,
             description,
@@ -178,6 +200,9 @@ pub(crate) async fn run(config: Config, args: DocsArgs) -> anyhow::Result<()> {
                 max_pages,
                 max_depth,
                 ignore_robots,
+                git,
+                git_ref,
+                git_dir: dir,
             })?;
             let ingest = Ingest::new(
                 &app,
@@ -189,10 +214,9 @@ pub(crate) async fn run(config: Config, args: DocsArgs) -> anyhow::Result<()> {
                     description,
                 },
             )?;
-            let reading = ProgressLine::new(if matches!(ingest.source(), DocsSource::Path(_)) {
-                "reading pages"
-            } else {
-                "fetching pages"
+            let reading = ProgressLine::new(match ingest.source() {
+                DocsSource::Url(_) | DocsSource::Crawl { .. } => "fetching pages",
+                _ => "reading pages",
             });
             let embedding = ProgressLine::new("embedding chunks");
             let ingested = ingest
@@ -206,6 +230,18 @@ pub(crate) async fn run(config: Config, args: DocsArgs) -> anyhow::Result<()> {
             report(json, &ingested?)
         }
         DocsCommand::List { json } => report(json, &docs::libraries(&app)?),
+        DocsCommand::Deps {
+            ingest: false,
+            json,
+        } => report(json, &docs::dependencies(&app)?),
+        DocsCommand::Deps { ingest: true, json } => {
+            let line = ProgressLine::new("reading dependencies");
+            let done =
+                docs::ingest_dependencies(&app, &|_name, done, total| line.update(done, total))
+                    .await;
+            line.finish();
+            report(json, &done?)
+        }
         DocsCommand::Resolve { name, query, json } => {
             let args = ResolveLibrary {
                 library_name: Some(name),

@@ -1,6 +1,7 @@
 // The Docs page: the libraries devlens has ingested (with their versions and chunk counts, and
-// removing one), adding docs from a folder or a URL with live progress, and asking a library a
-// question within a token budget to see the context an agent would get.
+// removing one), the project's own dependencies (read on their first question), adding docs from
+// a folder or a URL with live progress, and asking a library a question within a token budget to
+// see the context an agent would get.
 
 import { $, api, element, newestOnly, plural, say, streamEvents, table } from './common.js';
 
@@ -26,6 +27,41 @@ function fieldError(input, node, message) {
 }
 
 let libraries = [];
+// The project's installed dependencies whose docs are not stored yet: askable all the same.
+let pendingDeps = [];
+
+const refreshDeps = newestOnly(() => api('/api/docs/deps'), (answer) => {
+  const holder = $('#deps-table');
+  holder.replaceChildren();
+  const deps = answer.dependencies;
+  if (!deps.length) {
+    holder.append(element('p', 'No dependencies found: the project has no package.json with dependencies.', 'hint'));
+  } else {
+    holder.append(
+      table(
+        'Dependencies',
+        ['Id', 'Package', 'Installed', 'Docs'],
+        deps.map((dep) => {
+          let state = 'read on the first question';
+          if (!dep.installed) state = 'not installed: run the install';
+          else if (dep.ingested) state = 'stored';
+          return [[dep.id, 'where'], [dep.dev ? `${dep.name} (dev)` : dep.name], [dep.installed ?? '—'], [state]];
+        }),
+      ),
+    );
+  }
+  const problems = $('#deps-problems');
+  problems.replaceChildren(...(answer.problems ?? []).map((p) => element('li', `${p.file}: ${p.reason}`)));
+  problems.hidden = !answer.problems?.length;
+  pendingDeps = deps.filter((dep) => dep.installed && !dep.ingested && !libraries.some((l) => l.id === dep.id));
+  fillLibraryChoice();
+});
+
+function showDeps() {
+  refreshDeps().catch((e) => {
+    $('#deps-table').replaceChildren(element('p', `No project dependencies to show: ${e.message}`, 'hint'));
+  });
+}
 
 const refreshLibraries = newestOnly(() => api('/api/docs/libraries'), (answer) => {
   const holder = $('#library-table');
@@ -83,8 +119,15 @@ function fillLibraryChoice(preferred) {
     option.selected = library.id === wanted;
     select.append(option);
   }
-  if (!libraries.length) select.append(element('option', 'none yet: add docs first'));
-  select.disabled = libraries.length === 0;
+  for (const dep of pendingDeps.filter((d) => !libraries.some((l) => l.id === d.id))) {
+    const option = element('option', `${dep.id} (${dep.name} ${dep.installed}, read on the first question)`);
+    option.value = dep.id;
+    option.selected = dep.id === wanted;
+    select.append(option);
+  }
+  const choices = select.options.length;
+  if (!choices) select.append(element('option', 'none yet: add docs first'));
+  select.disabled = choices === 0;
   fillVersionChoice();
 }
 
@@ -259,7 +302,7 @@ async function ask(event) {
     fieldError(input, $(node), message);
     input.focus();
   };
-  if (!libraries.length) return fail(library, '#ask-library-error', 'Add a library first: there are no docs to ask yet.');
+  if (!libraries.length && !pendingDeps.length) return fail(library, '#ask-library-error', 'Add a library first: there are no docs to ask yet.');
   if (!query.value.trim()) return fail(query, '#ask-query-error', 'Type a question, e.g. "how do I install it?".');
   const limit = Number(budget.value);
   if (!/^\d+$/.test(budget.value.trim()) || limit < 1000 || limit > 8000) {
@@ -289,6 +332,11 @@ async function ask(event) {
     $('#context').textContent = answer.context;
     $('#context-details').hidden = false;
     status.textContent = `${plural(answer.results.length, 'section')} from ${answer.library.id} ${answer.library.version}: ${answer.total_tokens} tokens of ${limit}${answer.truncated ? ' (some sections were left out or cut to fit)' : ''}.`;
+    if (pendingDeps.some((dep) => dep.id === answer.library.id)) {
+      // The first question stored its docs: the lists show it now.
+      await refreshLibraries().catch(() => {});
+      showDeps();
+    }
   } catch (e) {
     status.textContent = '';
     $('#answer').replaceChildren();
@@ -303,7 +351,9 @@ async function ask(event) {
 $('#add-docs').addEventListener('submit', addDocs);
 $('#ask-form').addEventListener('submit', ask);
 $('#ask-library').addEventListener('change', () => fillVersionChoice());
-refreshLibraries().catch((e) => {
-  $('#library-table').replaceChildren();
-  say($('#libraries-error'), `Cannot list the libraries: ${e.message}`);
-});
+refreshLibraries()
+  .catch((e) => {
+    $('#library-table').replaceChildren();
+    say($('#libraries-error'), `Cannot list the libraries: ${e.message}`);
+  })
+  .finally(showDeps);

@@ -1087,3 +1087,113 @@ fn add_url_reads_the_pages_the_sitemap_lists() {
         "{answer}"
     );
 }
+
+/// Runs git in `dir` (no user configuration needed).
+fn git(dir: &Path, args: &[&str]) {
+    let status = std::process::Command::new("git")
+        .args([
+            "-c",
+            "user.name=devlens",
+            "-c",
+            "user.email=devlens@example.com",
+        ])
+        .args(["-c", "commit.gpgsign=false", "-c", "tag.gpgsign=false"])
+        .args(args)
+        .current_dir(dir)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .expect("git runs");
+    assert!(status.success(), "git {args:?}");
+}
+
+#[test]
+fn add_git_clones_a_ref_and_reads_its_docs_folder() {
+    let scratch = tempfile::tempdir().unwrap();
+    let data = scratch.path().join("data");
+    let repo = scratch.path().join("widgets");
+    std::fs::create_dir_all(&data).unwrap();
+    std::fs::create_dir_all(repo.join("docs")).unwrap();
+    git(&repo, &["init", "--quiet", "-b", "main"]);
+    std::fs::write(
+        repo.join("README.md"),
+        "# Widgets\n\nThe project's front page.\n",
+    )
+    .unwrap();
+    std::fs::write(
+        repo.join("docs/refresh.md"),
+        "# Refresh\n\nWidgets refresh every second.\n",
+    )
+    .unwrap();
+    git(&repo, &["add", "."]);
+    git(&repo, &["commit", "--quiet", "-m", "v1"]);
+    git(&repo, &["tag", "v1.0"]);
+    std::fs::write(
+        repo.join("docs/refresh.md"),
+        "# Refresh\n\nWidgets refresh every minute since 2.0.\n",
+    )
+    .unwrap();
+    git(&repo, &["commit", "--quiet", "-am", "v2"]);
+    let url = format!("file://{}", repo.display());
+
+    // A tag and a docs folder: the tag is the version, only the folder is read.
+    let v1 = json_out(
+        &data,
+        &[
+            "docs", "add", "widgets", "--git", &url, "--ref", "v1.0", "--dir", "docs", "--json",
+        ],
+    );
+    assert_eq!(v1["version"], "v1.0", "{v1}");
+    assert_eq!(v1["pages"], 1, "{v1}");
+    // The default branch: its name is the version; the whole repository is read.
+    let main = json_out(&data, &["docs", "add", "widgets", "--git", &url, "--json"]);
+    assert_eq!(main["version"], "main", "{main}");
+    assert_eq!(main["pages"], 2, "{main}");
+    for (version, says) in [("v1.0", "every second"), ("main", "every minute")] {
+        let question = "how often do widgets refresh";
+        let answer = json_out(
+            &data,
+            &[
+                "docs",
+                "query",
+                "widgets",
+                question,
+                "--version",
+                version,
+                "--json",
+            ],
+        );
+        assert!(
+            answer["context"].as_str().unwrap().contains(says),
+            "{answer}"
+        );
+    }
+
+    // Mistakes: said before or after the clone, and nothing stored.
+    for (args, said) in [
+        (
+            vec!["--git", url.as_str(), "--ref", "v9"],
+            "is `v9` a branch or tag",
+        ),
+        (
+            vec!["--git", url.as_str(), "--dir", "../etc"],
+            "must be a folder inside the repository",
+        ),
+        (
+            vec!["--git", url.as_str(), "--dir", "guide"],
+            "has no folder `guide`",
+        ),
+        (vec!["--git", "ext::sh -c touch% /tmp/pwned"], "ext"),
+        (vec!["--git", "ssh://git@example.com/a/b.git"], "not `ssh:`"),
+    ] {
+        let mut cmd = devlens(&data);
+        without_model(&mut cmd, &data);
+        cmd.args(["docs", "add", "gadgets"])
+            .args(&args)
+            .assert()
+            .failure()
+            .stderr(predicate::str::contains(said));
+    }
+    let listed = json_out(&data, &["docs", "list", "--json"]);
+    assert_eq!(listed["libraries"].as_array().unwrap().len(), 1, "{listed}");
+}

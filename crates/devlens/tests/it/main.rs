@@ -16,6 +16,7 @@ mod cli_kb;
 mod cli_session;
 mod common;
 mod crash_safety;
+mod docs_deps;
 mod extension;
 mod http_families;
 mod http_kb;

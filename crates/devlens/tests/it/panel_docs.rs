@@ -66,6 +66,24 @@ async fn the_docs_page_adds_asks_and_removes_library_docs() {
     let docs_folder = workspace.path().join("widgets-docs");
     write_widgets_docs(&docs_folder);
     let missing_folder = workspace.path().join("no-such-folder");
+    // The project depends on an installed package whose docs nobody added.
+    std::fs::write(
+        workspace.path().join("package.json"),
+        r#"{"name": "app", "dependencies": {"gadgets": "^3.1.0"}}"#,
+    )
+    .unwrap();
+    let gadgets = workspace.path().join("node_modules/gadgets");
+    std::fs::create_dir_all(&gadgets).unwrap();
+    std::fs::write(
+        gadgets.join("package.json"),
+        r#"{"name": "gadgets", "version": "3.1.0"}"#,
+    )
+    .unwrap();
+    std::fs::write(
+        gadgets.join("README.md"),
+        "# Gadgets\n\n## Blinking\n\nA gadget blinks twice when it is ready.\n",
+    )
+    .unwrap();
     let mut server = common::devlens_process(dir.path());
     server
         .env("DEVLENS_MODEL_DIR", &model)
@@ -92,6 +110,13 @@ async fn the_docs_page_adds_asks_and_removes_library_docs() {
     };
     step("navigate", json!({"url": format!("{base}/docs")})).await;
     step("wait_for", json!({"text": "No libraries yet"})).await;
+    step("wait_for", json!({"text": "/npm/gadgets"})).await;
+    let deps = value("document.querySelector('#deps-table').textContent").await;
+    let deps = deps.as_str().unwrap();
+    assert!(
+        deps.contains("3.1.0") && deps.contains("read on the first question"),
+        "{deps}"
+    );
 
     // Bad input: each said beside its field; nothing is stored.
     step("click_element", json!({"element": "#add"})).await;
@@ -302,6 +327,39 @@ async fn the_docs_page_adds_asks_and_removes_library_docs() {
     step("wait_for", json!({"text": "Removed /acme/widgets."})).await;
     step("wait_for", json!({"text": "No libraries yet"})).await;
     assert!(library_ids(&client, &base).await.is_empty());
+
+    // The dependency is askable before anyone added it: the first question reads it.
+    value(
+        "(() => { const s = document.querySelector('#ask-library'); s.value = '/npm/gadgets'; \
+         s.dispatchEvent(new Event('change')); return s.value; })()",
+    )
+    .await;
+    step(
+        "fill_element",
+        json!({"element": "#ask-query", "value": "when does a gadget blink"}),
+    )
+    .await;
+    step("click_element", json!({"element": "#ask"})).await;
+    step(
+        "wait_for",
+        json!({"text": "from /npm/gadgets 3.1.0", "timeoutMs": 60000}),
+    )
+    .await;
+    let notice = value("document.querySelector('#ask-notice').textContent").await;
+    assert!(
+        notice
+            .as_str()
+            .unwrap()
+            .contains("read gadgets 3.1.0 from node_modules/gadgets"),
+        "{notice}"
+    );
+    step("wait_for", json!({"text": "stored"})).await;
+    assert_eq!(library_ids(&client, &base).await, ["/npm/gadgets"]);
+    let deps = http::ok(client.get(format!("{base}/api/docs/deps"))).await;
+    assert_eq!(deps["dependencies"][0]["id"], "/npm/gadgets", "{deps}");
+    assert_eq!(deps["dependencies"][0]["installed"], "3.1.0", "{deps}");
+    assert_eq!(deps["dependencies"][0]["ingested"], true, "{deps}");
+    http::ok(client.delete(url(&base, "/api/docs/libraries", &[("id", "/npm/gadgets")]))).await;
     step("chrome_disconnect", json!({})).await;
     viewer.cancel().await.unwrap();
 

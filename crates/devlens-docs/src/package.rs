@@ -1,0 +1,313 @@
+//! An installed package's own docs: its README (for many libraries a whole manual), the docs
+//! folder it ships, and its type declarations, whose JSDoc is the API reference of exactly the
+//! installed version ([`crate::dts`]). Compiled code, bundles, tests and translations are not
+//! read; huge files are skipped and counted.
+
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+
+use crate::blocks::Format;
+use crate::read::{self, Pages, add_page, relative};
+use crate::{DocsError, dts};
+
+/// A README, docs page or declaration file larger than this is generated (an API dump, a bundled
+/// declaration of a whole framework), not written to be read.
+pub const MAX_FILE_BYTES: u64 = 1024 * 1024;
+/// At most this many pages from the package's docs folders.
+pub const MAX_DOC_PAGES: usize = 300;
+/// At most this many declaration files (date-fns ships ~250 functions, one file each).
+pub const MAX_DECLARATION_FILES: usize = 800;
+
+/// Folders a package keeps its written docs in.
+const DOC_FOLDERS: [&str; 4] = ["docs", "doc", "documentation", "guide"];
+/// Folders that hold no API a user calls: tests, fixtures, translations, examples' own modules.
+const PASSED_OVER: [&str; 11] = [
+    "node_modules",
+    "test",
+    "tests",
+    "__tests__",
+    "__mocks__",
+    "fixtures",
+    "locale",
+    "locales",
+    "i18n",
+    "benchmark",
+    "benchmarks",
+];
+
+/// Reads the package installed at `dir` (`name` titles its declaration pages).
+pub fn read_package(dir: &Path, name: &str) -> Result<Pages, DocsError> {
+    let meta = std::fs::metadata(dir).map_err(|e| DocsError::Read {
+        path: dir.to_path_buf(),
+        reason: e.to_string(),
+    })?;
+    if !meta.is_dir() {
+        return Err(DocsError::Read {
+            path: dir.to_path_buf(),
+            reason: "not a folder".into(),
+        });
+    }
+    let mut pages = Pages::default();
+    let mut seen = HashSet::new();
+
+    for readme in readmes(dir) {
+        let source = relative(dir, &readme);
+        match read_small(&readme) {
+            Some(text) => {
+                let format = Format::of_path(&readme).unwrap_or(Format::Markdown);
+                add_page(&mut pages, &mut seen, &source, &source, format, &text);
+            }
+            None => pages.skipped.push(source),
+        }
+    }
+
+    let mut doc_pages = 0;
+    for folder in DOC_FOLDERS
+        .iter()
+        .map(|f| dir.join(f))
+        .filter(|f| f.is_dir())
+    {
+        let Ok((files, _)) = read::doc_files(&folder) else {
+            continue;
+        };
+        for file in files {
+            let source = relative(dir, &file);
+            if doc_pages >= MAX_DOC_PAGES {
+                pages.skipped.push(source);
+                continue;
+            }
+            match (read_small(&file), Format::of_path(&file)) {
+                (Some(text), Some(format)) => {
+                    add_page(&mut pages, &mut seen, &source, &source, format, &text);
+                    doc_pages += 1;
+                }
+                _ => pages.skipped.push(source),
+            }
+        }
+    }
+
+    let declarations = declaration_files(dir);
+    for (i, file) in declarations.iter().enumerate() {
+        let source = relative(dir, file);
+        if i >= MAX_DECLARATION_FILES {
+            pages.skipped.push(source);
+            continue;
+        }
+        let Some(text) = read_small(file) else {
+            pages.skipped.push(source);
+            continue;
+        };
+        if let Some(markdown) = dts::to_markdown(&module_name(name, &source), &text) {
+            add_page(
+                &mut pages,
+                &mut seen,
+                &source,
+                &source,
+                Format::Markdown,
+                &markdown,
+            );
+        }
+    }
+
+    if pages.chunks.is_empty() {
+        return Err(DocsError::InvalidInput(format!(
+            "the package in {} has no README, docs folder or documented type declarations to \
+             read; add its docs with `devlens docs add ID --path DIR` or `--url URL`",
+            dir.display()
+        )));
+    }
+    Ok(pages)
+}
+
+/// The package's README files (`README.md`, `readme.markdown`, `README`), best first.
+fn readmes(dir: &Path) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut found: Vec<PathBuf> = entries
+        .flatten()
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
+        .map(|e| e.path())
+        .filter(|p| {
+            let name = p
+                .file_name()
+                .map(|n| n.to_string_lossy().to_lowercase())
+                .unwrap_or_default();
+            let (stem, ext) = name.split_once('.').unwrap_or((name.as_str(), ""));
+            stem == "readme" && matches!(ext, "" | "md" | "markdown" | "mdx" | "txt" | "rst")
+        })
+        .collect();
+    found.sort();
+    // One README: a package with README.md and README (a copy) reads the Markdown one.
+    found.sort_by_key(|p| p.extension().is_none());
+    found.truncate(1);
+    found
+}
+
+/// The `.d.ts` (and `.d.mts` / `.d.cts`) files of a package, one per module: where the ESM and
+/// CommonJS builds each ship a copy, the `.d.ts` one.
+fn declaration_files(dir: &Path) -> Vec<PathBuf> {
+    let mut by_module: HashMap<String, PathBuf> = HashMap::new();
+    let mut stack = vec![(dir.to_path_buf(), 0usize)];
+    while let Some((folder, depth)) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&folder) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let Ok(kind) = entry.file_type() else {
+                continue;
+            };
+            if kind.is_dir() {
+                if depth < 6 && !name.starts_with('.') && !PASSED_OVER.contains(&name.as_str()) {
+                    stack.push((entry.path(), depth + 1));
+                }
+                continue;
+            }
+            let module = ["d.ts", "d.mts", "d.cts"].iter().find_map(|ext| {
+                name.strip_suffix(&format!(".{ext}"))
+                    .map(|stem| (stem, *ext))
+            });
+            let Some((stem, ext)) = module else { continue };
+            let key = relative(dir, &folder.join(stem));
+            let preferred = ext == "d.ts";
+            let slot = by_module.entry(key).or_insert_with(|| entry.path());
+            if preferred {
+                *slot = entry.path();
+            }
+        }
+    }
+    let mut files: Vec<PathBuf> = by_module.into_values().collect();
+    // The package's entry points first (closest to the root), then by path.
+    files.sort_by_key(|p| (p.components().count(), p.clone()));
+    files
+}
+
+/// The module a declaration file declares: `date-fns/format` for `format.d.ts`, `got` for
+/// `dist/source/index.d.ts`.
+fn module_name(package: &str, source: &str) -> String {
+    let mut path = source;
+    for ext in [".d.ts", ".d.mts", ".d.cts"] {
+        path = path.strip_suffix(ext).unwrap_or(path);
+    }
+    let mut segments: Vec<&str> = path.split('/').collect();
+    while segments.len() > 1
+        && matches!(
+            segments[0],
+            "dist"
+                | "lib"
+                | "build"
+                | "types"
+                | "typings"
+                | "out"
+                | "esm"
+                | "cjs"
+                | "source"
+                | "src"
+        )
+    {
+        segments.remove(0);
+    }
+    if segments.last() == Some(&"index") {
+        segments.pop();
+    }
+    segments.retain(|s| !s.is_empty());
+    if segments.is_empty() {
+        package.to_string()
+    } else {
+        format!("{package}/{}", segments.join("/"))
+    }
+}
+
+/// A file's text, unless it is too large or not UTF-8.
+fn read_small(path: &Path) -> Option<String> {
+    let len = std::fs::metadata(path).ok()?.len();
+    if len > MAX_FILE_BYTES {
+        return None;
+    }
+    String::from_utf8(std::fs::read(path).ok()?).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn write(root: &Path, path: &str, text: &str) {
+        let path = root.join(path);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+
+    #[test]
+    fn reads_the_readme_docs_and_documented_declarations_and_skips_the_rest() {
+        let dir = tempfile::tempdir().unwrap();
+        let pkg = dir.path();
+        write(
+            pkg,
+            "package.json",
+            r#"{"name": "widgets", "version": "1.2.3"}"#,
+        );
+        write(
+            pkg,
+            "README.md",
+            "# widgets\n\n## Install\n\n`npm i widgets`\n\n## Refresh\n\nWidgets refresh every second.\n",
+        );
+        write(pkg, "README", "plain copy");
+        write(
+            pkg,
+            "docs/colours.md",
+            "# Colours\n\nWidgets are blue unless `tint` is set.\n",
+        );
+        write(
+            pkg,
+            "dist/index.d.ts",
+            "/** Paints a widget. @param tint - the colour */\nexport declare function paint(tint: string): void;\n",
+        );
+        write(
+            pkg,
+            "dist/index.d.cts",
+            "/** Paints a widget. @param tint - the colour */\nexport declare function paint(tint: string): void;\n",
+        );
+        write(
+            pkg,
+            "dist/locale/fr.d.ts",
+            "/** Le français. */\nexport declare const fr: Locale;\n",
+        );
+        write(pkg, "dist/index.js", "module.exports = {}");
+        write(
+            pkg,
+            "dist/huge.d.ts",
+            &format!(
+                "/** big */\nexport declare const big: {{}};\n{}",
+                " ".repeat(MAX_FILE_BYTES as usize)
+            ),
+        );
+        let pages = read_package(pkg, "widgets").unwrap();
+        let sources: HashSet<&str> = pages.chunks.iter().map(|c| c.source.as_str()).collect();
+        assert_eq!(
+            sources,
+            HashSet::from(["README.md", "docs/colours.md", "dist/index.d.ts"])
+        );
+        let paint = pages
+            .chunks
+            .iter()
+            .find(|c| c.source == "dist/index.d.ts")
+            .unwrap();
+        assert_eq!(paint.section, "widgets > paint");
+        assert_eq!(pages.skipped, ["dist/huge.d.ts"]);
+        assert_eq!(module_name("date-fns", "format.d.ts"), "date-fns/format");
+        assert_eq!(module_name("got", "dist/source/index.d.ts"), "got");
+        assert_eq!(
+            module_name("got", "dist/source/core/options.d.ts"),
+            "got/core/options"
+        );
+    }
+
+    #[test]
+    fn a_package_with_nothing_to_read_says_what_to_do() {
+        let dir = tempfile::tempdir().unwrap();
+        write(dir.path(), "index.js", "module.exports = 1");
+        let error = read_package(dir.path(), "bare").unwrap_err().to_string();
+        assert!(error.contains("devlens docs add"), "{error}");
+    }
+}
