@@ -13,6 +13,12 @@
 //! (and counted), a disallowed start page is an error, and a `Crawl-delay` makes the crawl fetch
 //! one page at a time that far apart (10 s at most). `ignore_robots` is for sites the user owns.
 //!
+//! A site that publishes `llms-full.txt` or `llms.txt` (the convention for docs meant for language
+//! models: Vite, Vue, Svelte and many docs sites) is read from that instead: the full form is the
+//! whole docs in one request; the short form lists the pages, which are read (on the same site,
+//! within `max_pages`). The start page's folder is looked in before the site's root; a crawl is
+//! the fallback.
+//!
 //! The site's sitemaps (those robots.txt names, else `/sitemap.xml`) add the pages they list in
 //! scope to the start page's links, so pages no link reaches (a navigation drawn by JavaScript)
 //! are read too.
@@ -116,6 +122,9 @@ pub struct CrawlOutcome {
     pub crawl_delay: Option<Duration>,
     /// Pages in scope the site's sitemaps list besides the start page's links.
     pub from_sitemap: usize,
+    /// Set when the site's `llms-full.txt` or `llms.txt` was read instead of a crawl: its URL,
+    /// and how many of the pages it links to were read (0 for the full form).
+    pub llms_txt: Option<(String, usize)>,
 }
 
 /// One fetched page.
@@ -496,6 +505,15 @@ pub async fn crawl(
     let delay = rules.crawl_delay.map(|d| d.min(MAX_CRAWL_DELAY));
     let in_flight = if delay.is_some() { 1 } else { IN_FLIGHT };
 
+    // A site that publishes its docs for language models says it in one file: read that
+    // instead of walking the site (unless only the start page was asked for).
+    if limits.max_depth > 0
+        && let Some(outcome) =
+            from_llms_txt(&client, &rules, &start_url, limits, delay, progress).await
+    {
+        return Ok(outcome);
+    }
+
     // The start page decides the scope, after its redirects (`/docs` -> `/docs/`).
     let open_scope = Scope {
         origin: start_url.origin().ascii_serialization(),
@@ -622,6 +640,145 @@ pub async fn crawl(
         ));
     }
     Ok(outcome)
+}
+
+/// The llms.txt files a crawl from `start` looks for, best first: the full form (every page in
+/// one file) before the short one (a list of links), in the start page's folder before the
+/// site's root.
+fn llms_txt_candidates(start: &Url) -> Vec<Url> {
+    let folder = Scope::of(start).prefix;
+    let mut bases = vec![folder.clone()];
+    if folder != "/" {
+        bases.push("/".into());
+    }
+    let mut out = Vec::new();
+    for base in &bases {
+        for name in ["llms-full.txt", "llms.txt"] {
+            if let Ok(url) = start.join(&format!("{base}{name}")) {
+                out.push(url);
+            }
+        }
+    }
+    out
+}
+
+/// Whether a fetched llms.txt is one: Markdown text, not a page a single-page app answers every
+/// path with.
+fn is_llms_txt(page: &Fetched) -> bool {
+    let head = page.text.trim_start();
+    let lower: String = head
+        .chars()
+        .take(64)
+        .collect::<String>()
+        .to_ascii_lowercase();
+    !head.is_empty()
+        && page.format != Format::Html
+        && !lower.starts_with("<!doctype")
+        && !lower.starts_with("<html")
+        && !lower.starts_with("not found")
+}
+
+/// The docs from the site's `llms-full.txt` (one page) or `llms.txt` (its page, and the pages on
+/// the same site it links to, up to `max_pages`), or `None` when the site has neither (or none of
+/// what it lists could be read): then the crawl goes on as usual.
+async fn from_llms_txt(
+    client: &Arc<GuardedClient>,
+    rules: &Robots,
+    start: &Url,
+    limits: CrawlLimits,
+    delay: Option<Duration>,
+    progress: &(dyn Fn(usize, usize) + Sync),
+) -> Option<CrawlOutcome> {
+    let site = Scope {
+        origin: start.origin().ascii_serialization(),
+        prefix: "/".into(),
+    };
+    for candidate in llms_txt_candidates(start) {
+        if !rules.allows(&robots_path(&candidate)) {
+            continue;
+        }
+        let Ok(file) = fetch(client, candidate.clone(), &site).await else {
+            continue;
+        };
+        if !is_llms_txt(&file) {
+            continue;
+        }
+        let mut outcome = CrawlOutcome {
+            crawl_delay: delay,
+            ..CrawlOutcome::default()
+        };
+        let mut dedup = HashSet::new();
+        let source = file.url.to_string();
+        read::add_page(
+            &mut outcome.pages,
+            &mut dedup,
+            &source,
+            &source,
+            Format::Markdown,
+            &file.text,
+        );
+        let full = candidate.path().ends_with("llms-full.txt");
+        if full {
+            progress(1, 1);
+            outcome.llms_txt = Some((source, 0));
+            return Some(outcome);
+        }
+        // The short form: the pages it lists, on this site, in its order.
+        let markdown = Fetched {
+            format: Format::Markdown,
+            url: file.url.clone(),
+            text: file.text.clone(),
+        };
+        let mut seen = HashSet::from([source.clone()]);
+        let listed: Vec<Url> = links(&markdown)
+            .into_iter()
+            .filter(|u| site.contains(u) && looks_like_a_page(u))
+            .filter(|u| seen.insert(u.to_string()))
+            .collect();
+        let mut wanted = Vec::new();
+        for url in listed {
+            if !rules.allows(&robots_path(&url)) {
+                outcome.disallowed += 1;
+            } else if wanted.len() + 1 >= limits.max_pages {
+                outcome.left_over += 1;
+            } else {
+                wanted.push(url);
+            }
+        }
+        let total = wanted.len() + 1;
+        let mut pages_read = 0;
+        for (i, url) in wanted.into_iter().enumerate() {
+            if let Some(d) = delay {
+                tokio::time::sleep(d).await;
+            }
+            match fetch(client, url.clone(), &site).await {
+                Ok(page) => {
+                    let source = page.url.to_string();
+                    read::add_page(
+                        &mut outcome.pages,
+                        &mut dedup,
+                        &source,
+                        &source,
+                        page.format,
+                        &page.text,
+                    );
+                    pages_read += 1;
+                }
+                Err(PageError::Skipped) => outcome.pages.skipped.push(url.to_string()),
+                Err(PageError::Failed(why) | PageError::Refused(why)) => {
+                    outcome.failed.push(format!("{url}: {why}"))
+                }
+            }
+            progress(i + 2, total);
+        }
+        if pages_read == 0 && outcome.pages.chunks.len() < 2 {
+            // A list whose pages could not be read says little: crawl instead.
+            return None;
+        }
+        outcome.llms_txt = Some((source, pages_read));
+        return Some(outcome);
+    }
+    None
 }
 
 #[cfg(test)]

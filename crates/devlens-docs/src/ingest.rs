@@ -185,6 +185,16 @@ impl Docs {
                 let reading = |done, total| progress(IngestStage::Reading, done, total);
                 let outcome = crawl::crawl(url, limits, &self.outbound, &reading).await?;
                 failed = outcome.failed;
+                match &outcome.llms_txt {
+                    Some((file, 0)) => notes.push(format!(
+                        "read the site's {file} (all of its docs in one request) instead of \
+                         crawling"
+                    )),
+                    Some((file, pages)) => notes.push(format!(
+                        "read the {pages} pages the site's {file} lists instead of crawling"
+                    )),
+                    None => {}
+                }
                 if outcome.left_over > 0 {
                     notes.push(format!(
                         "stopped at {} pages (--max-pages); {} more links were not followed",

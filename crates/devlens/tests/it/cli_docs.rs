@@ -1197,3 +1197,178 @@ fn add_git_clones_a_ref_and_reads_its_docs_folder() {
     let listed = json_out(&data, &["docs", "list", "--json"]);
     assert_eq!(listed["libraries"].as_array().unwrap().len(), 1, "{listed}");
 }
+
+#[test]
+fn add_url_reads_the_sites_llms_txt_instead_of_crawling() {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let html = "text/html; charset=utf-8";
+    let text = "text/plain; charset=utf-8";
+    let page = |body: &str| -> String { body.to_string() };
+    // The short form: a list of the docs pages (one on another site, one robots.txt forbids).
+    let short = serve_site(
+        &rt,
+        vec![
+            (
+                "/robots.txt",
+                text,
+                page("User-agent: *\nDisallow: /docs/private.md\n"),
+            ),
+            (
+                "/docs/index.html",
+                html,
+                page(
+                    "<h1>Gizmos</h1><p>See <a href='crawled.html'>a page only a crawl finds</a>.</p>",
+                ),
+            ),
+            (
+                "/docs/crawled.html",
+                html,
+                page("<h1>Crawled</h1><p>Only a crawl reads this.</p>"),
+            ),
+            (
+                "/llms.txt",
+                text,
+                page(
+                    "# Gizmos\n\n> Gizmos hum in the key of C.\n\n## Docs\n\n\
+                     - [Humming](SITE/docs/humming.md): how gizmos hum\n\
+                     - [Charging](/docs/charging.md): charging a gizmo\n\
+                     - [Private](/docs/private.md)\n\
+                     - [Elsewhere](https://example.invalid/x.md)\n",
+                ),
+            ),
+            (
+                "/docs/humming.md",
+                "text/markdown",
+                page("# Humming\n\nGizmos hum at 440 Hz.\n"),
+            ),
+            (
+                "/docs/charging.md",
+                "text/markdown",
+                page("# Charging\n\nCharge gizmos overnight.\n"),
+            ),
+        ],
+    );
+    let data = tempfile::tempdir().unwrap();
+    let added = crawl_out(
+        data.path(),
+        &short,
+        &[
+            "docs",
+            "add",
+            "gizmos",
+            "--url",
+            &format!("{short}/docs/index.html"),
+            "--json",
+        ],
+    );
+    assert_eq!(
+        added["pages"], 3,
+        "llms.txt and the two pages it lists: {added}"
+    );
+    let notice = added["notice"].as_str().unwrap();
+    assert!(
+        notice.contains(&format!(
+            "read the 2 pages the site's {short}/llms.txt lists instead of crawling"
+        )),
+        "{notice}"
+    );
+    let answer = json_out(
+        data.path(),
+        &[
+            "docs",
+            "query",
+            "gizmos",
+            "what pitch do gizmos hum at",
+            "--json",
+        ],
+    );
+    assert!(
+        answer["context"].as_str().unwrap().contains("440 Hz"),
+        "{answer}"
+    );
+    // The page only a crawl would reach was not read.
+    let mut cmd = devlens(data.path());
+    without_model(&mut cmd, data.path());
+    cmd.args(["docs", "query", "gizmos", "only a crawl reads this"])
+        .assert()
+        .failure()
+        .stderr(predicate::str::contains("no documentation found"));
+
+    // The full form: the whole docs in one request, found in the start page's folder.
+    let full = serve_site(
+        &rt,
+        vec![
+            (
+                "/docs/index.html",
+                html,
+                page("<h1>Sprockets</h1><p>Start here.</p>"),
+            ),
+            (
+                "/docs/llms-full.txt",
+                text,
+                page(
+                    "# Sprockets\n\n## Turning\n\nSprockets turn clockwise.\n\n## Oiling\n\nOil them weekly.\n",
+                ),
+            ),
+            // An app that answers every path with its page is no llms.txt.
+            ("/llms.txt", html, page("<!doctype html><title>app</title>")),
+        ],
+    );
+    let added = crawl_out(
+        data.path(),
+        &full,
+        &[
+            "docs",
+            "add",
+            "sprockets",
+            "--url",
+            &format!("{full}/docs/"),
+            "--json",
+        ],
+    );
+    assert_eq!(added["pages"], 1, "{added}");
+    assert!(
+        added["notice"]
+            .as_str()
+            .unwrap()
+            .contains("llms-full.txt (all of its docs in one request)"),
+        "{added}"
+    );
+
+    // Neither: the crawl it always was.
+    let plain = serve_site(
+        &rt,
+        vec![
+            (
+                "/docs/index.html",
+                html,
+                page("<h1>Cogs</h1><p>See <a href='teeth.html'>teeth</a>.</p>"),
+            ),
+            (
+                "/docs/teeth.html",
+                html,
+                page("<h1>Teeth</h1><p>Cogs have teeth.</p>"),
+            ),
+            ("/llms.txt", html, page("<!doctype html><title>app</title>")),
+        ],
+    );
+    let added = crawl_out(
+        data.path(),
+        &plain,
+        &[
+            "docs",
+            "add",
+            "cogs",
+            "--url",
+            &format!("{plain}/docs/index.html"),
+            "--json",
+        ],
+    );
+    assert_eq!(added["pages"], 2, "{added}");
+    assert!(
+        added
+            .get("notice")
+            .is_none_or(|n| !n.as_str().unwrap().contains("llms")),
+        "{added}"
+    );
+}
