@@ -131,9 +131,13 @@ impl Docs {
                 continue;
             }
             let mut description = format!(
-                "{} dependency of the workspace ({installed} installed); its README, docs and \
-                 type declarations are read on the first question",
-                dep.ecosystem.as_str()
+                "{} dependency of the workspace ({installed} installed); {} read on the first \
+                 question",
+                dep.ecosystem.as_str(),
+                match dep.ecosystem {
+                    crate::Ecosystem::Npm => "its README, docs and type declarations are",
+                    crate::Ecosystem::PyPi => "its long description and module docstrings are",
+                }
             );
             if !dep.description.is_empty() {
                 description = format!("{}. {description}", dep.description.trim_end_matches('.'));

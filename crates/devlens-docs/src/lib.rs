@@ -32,6 +32,7 @@ pub mod ingest;
 mod markdown;
 pub mod metrics;
 pub mod package;
+mod pydoc;
 pub mod query;
 pub mod read;
 pub mod redis;

@@ -35,8 +35,18 @@ const PASSED_OVER: [&str; 11] = [
     "benchmarks",
 ];
 
-/// Reads the package installed at `dir` (`name` titles its declaration pages).
+/// Python modules of a package read for their docstrings, at most.
+pub const MAX_PYTHON_MODULES: usize = 120;
+
+/// Reads the package installed at `dir` (`name` titles its declaration pages): an npm package's
+/// folder, or a Python distribution's `*.dist-info` folder ([`read_python_package`]).
 pub fn read_package(dir: &Path, name: &str) -> Result<Pages, DocsError> {
+    if dir
+        .file_name()
+        .is_some_and(|n| n.to_string_lossy().ends_with(".dist-info"))
+    {
+        return read_python_package(dir, name);
+    }
     let meta = std::fs::metadata(dir).map_err(|e| DocsError::Read {
         path: dir.to_path_buf(),
         reason: e.to_string(),
@@ -117,6 +127,132 @@ pub fn read_package(dir: &Path, name: &str) -> Result<Pages, DocsError> {
         )));
     }
     Ok(pages)
+}
+
+/// A Python distribution installed in a virtualenv, from its `*.dist-info` folder: the long
+/// description of its METADATA (its README, in the format it declares), and the docstrings of
+/// its public modules ([`crate::pydoc`]): each top-level package's `__init__.py` and the modules
+/// beside it whose names do not start with `_`.
+pub fn read_python_package(dist_info: &Path, name: &str) -> Result<Pages, DocsError> {
+    let metadata =
+        crate::deps::python::read_metadata(&dist_info.join("METADATA")).ok_or_else(|| {
+            DocsError::Read {
+                path: dist_info.join("METADATA"),
+                reason: "no readable core metadata (Name and Version)".into(),
+            }
+        })?;
+    let site_packages = dist_info.parent().unwrap_or(dist_info);
+    let mut pages = Pages::default();
+    let mut seen = HashSet::new();
+    if !metadata.description.is_empty() {
+        let format = if metadata.content_type.contains("markdown") {
+            Format::Markdown
+        } else if metadata.content_type.contains("plain") {
+            Format::Text
+        } else if metadata.content_type.contains("rst")
+            || !metadata
+                .description
+                .lines()
+                .any(|l| l.starts_with("# ") || l.starts_with("```"))
+        {
+            Format::Rst
+        } else {
+            Format::Markdown
+        };
+        let source = format!("{}/METADATA", relative(site_packages, dist_info));
+        add_page(
+            &mut pages,
+            &mut seen,
+            &source,
+            &source,
+            format,
+            &metadata.description,
+        );
+    }
+    let mut modules: Vec<(String, PathBuf)> = Vec::new();
+    for top in top_level_names(dist_info) {
+        let package = site_packages.join(&top);
+        let single = site_packages.join(format!("{top}.py"));
+        if package.join("__init__.py").is_file() {
+            modules.push((top.clone(), package.join("__init__.py")));
+            let mut files: Vec<PathBuf> = std::fs::read_dir(&package)
+                .map(|entries| entries.flatten().map(|e| e.path()).collect())
+                .unwrap_or_default();
+            files.sort();
+            for file in files {
+                let stem = file.file_stem().map(|s| s.to_string_lossy().to_string());
+                if let Some(stem) = stem
+                    && file.extension().is_some_and(|e| e == "py")
+                    && !stem.starts_with('_')
+                {
+                    modules.push((format!("{top}.{stem}"), file));
+                }
+            }
+        } else if single.is_file() {
+            modules.push((top.clone(), single));
+        }
+    }
+    for (i, (module, file)) in modules.iter().enumerate() {
+        let source = relative(site_packages, file);
+        if i >= MAX_PYTHON_MODULES {
+            pages.skipped.push(source);
+            continue;
+        }
+        let Some(text) = read_small(file) else {
+            pages.skipped.push(source);
+            continue;
+        };
+        if let Some(markdown) = crate::pydoc::to_markdown(module, &text) {
+            add_page(
+                &mut pages,
+                &mut seen,
+                &source,
+                &source,
+                Format::Markdown,
+                &markdown,
+            );
+        }
+    }
+    if pages.chunks.is_empty() {
+        return Err(DocsError::InvalidInput(format!(
+            "{name} has no long description or documented modules to read; add its docs with \
+             `devlens docs add ID --path DIR` or `--url URL`"
+        )));
+    }
+    Ok(pages)
+}
+
+/// The importable top-level names of a distribution: its `top_level.txt`, else the first folder
+/// (or module) of the Python files its RECORD lists.
+fn top_level_names(dist_info: &Path) -> Vec<String> {
+    let valid = |n: &str| {
+        !n.is_empty()
+            && !n.starts_with(['_', '.'])
+            && n.chars().all(|c| c.is_alphanumeric() || c == '_')
+    };
+    if let Ok(text) = std::fs::read_to_string(dist_info.join("top_level.txt")) {
+        let names: Vec<String> = text
+            .lines()
+            .map(str::trim)
+            .filter(|n| valid(n))
+            .map(str::to_string)
+            .collect();
+        if !names.is_empty() {
+            return names;
+        }
+    }
+    let mut names: Vec<String> = std::fs::read_to_string(dist_info.join("RECORD"))
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|line| line.split(',').next())
+        .filter(|path| path.ends_with(".py"))
+        .filter_map(|path| path.split('/').next())
+        .map(|first| first.trim_end_matches(".py").to_string())
+        .filter(|n| valid(n))
+        .collect();
+    names.sort();
+    names.dedup();
+    names
 }
 
 /// The package's README files (`README.md`, `readme.markdown`, `README`), best first.

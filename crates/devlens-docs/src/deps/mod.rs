@@ -7,6 +7,7 @@
 //! cannot be parsed is named with its line as a [`Problem`], and the rest still works.
 
 mod npm;
+pub(crate) mod python;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -20,12 +21,15 @@ use sha2::{Digest, Sha256};
 #[serde(rename_all = "lowercase")]
 pub enum Ecosystem {
     Npm,
+    #[serde(rename = "pypi")]
+    PyPi,
 }
 
 impl Ecosystem {
     pub fn as_str(self) -> &'static str {
         match self {
             Ecosystem::Npm => "npm",
+            Ecosystem::PyPi => "pypi",
         }
     }
 
@@ -33,17 +37,19 @@ impl Ecosystem {
     pub fn install_place(self, name: &str) -> String {
         match self {
             Ecosystem::Npm => format!("node_modules/{name}"),
+            Ecosystem::PyPi => format!("the virtualenv's site-packages ({name})"),
         }
     }
 
     /// The library id of package `name`: `/npm/express`; a scope loses its `@`
-    /// (`@vue/runtime-core` → `/npm/vue/runtime-core`).
+    /// (`@vue/runtime-core` → `/npm/vue/runtime-core`); a Python name is normalised
+    /// (`Typing_Extensions` → `/pypi/typing-extensions`).
     pub fn library_id(self, name: &str) -> String {
-        format!(
-            "/{}/{}",
-            self.as_str(),
-            name.trim_start_matches('@').to_lowercase()
-        )
+        let name = match self {
+            Ecosystem::Npm => name.trim_start_matches('@').to_lowercase(),
+            Ecosystem::PyPi => python::normalize(name),
+        };
+        format!("/{}/{name}", self.as_str())
     }
 }
 
@@ -123,7 +129,8 @@ type Fingerprint = Vec<(PathBuf, Option<(u64, std::time::SystemTime)>)>;
 
 /// Files whose change means the dependencies may have changed, besides the manifests read:
 /// lock files, and the markers npm, pnpm and yarn write into node_modules on every install.
-const WATCHED: [&str; 8] = [
+const WATCHED: [&str; 10] = [
+    ".",
     "package.json",
     "package-lock.json",
     "npm-shrinkwrap.json",
@@ -132,6 +139,7 @@ const WATCHED: [&str; 8] = [
     "node_modules/.package-lock.json",
     "node_modules/.modules.yaml",
     "node_modules/.yarn-integrity",
+    "pyproject.toml",
 ];
 
 /// Scans by workspace, kept while nothing they read has changed, and parsed lock files by
@@ -172,6 +180,8 @@ impl LockCache {
 fn fingerprint(root: &Path, deps: &WorkspaceDeps) -> Fingerprint {
     let mut files: Vec<PathBuf> = WATCHED.iter().map(|f| root.join(f)).collect();
     files.extend(deps.dependencies.iter().map(|d| root.join(&d.declared_in)));
+    // A package installed or upgraded in a virtualenv adds a folder to its site-packages.
+    files.extend(python::site_packages(root));
     files.sort();
     files.dedup();
     files
@@ -209,6 +219,7 @@ pub fn scan(root: &Path, cache: &LockCache) -> WorkspaceDeps {
 fn scan_now(root: &Path, locks: &LockCache) -> WorkspaceDeps {
     let mut problems = Vec::new();
     let mut dependencies = npm::scan(root, locks, &mut problems);
+    dependencies.extend(python::scan(root, &mut problems));
     dependencies
         .sort_by(|a, b| (a.ecosystem.as_str(), &a.name).cmp(&(b.ecosystem.as_str(), &b.name)));
     WorkspaceDeps {
@@ -217,10 +228,11 @@ fn scan_now(root: &Path, locks: &LockCache) -> WorkspaceDeps {
     }
 }
 
-/// Whether `id` is where a dependency's docs are stored (`/npm/…`): only then is the workspace
+/// Whether `id` is where a dependency's docs are stored (`/npm/…`, `/pypi/…`): only then is the workspace
 /// looked at for a query.
 pub fn is_dependency_id(id: &str) -> bool {
-    id.trim().starts_with("/npm/")
+    let id = id.trim();
+    id.starts_with("/npm/") || id.starts_with("/pypi/")
 }
 
 /// `path` relative to `root`, with `/` separators (`.` for the root itself).

@@ -336,3 +336,112 @@ fn a_new_install_is_read_at_its_version_and_a_broken_lock_file_is_named() {
         "{text}"
     );
 }
+
+/// The project scripts/fetch-testdata makes from tests/py-project (a .venv with rich and httpx).
+fn py_project() -> Option<PathBuf> {
+    let testdata = std::env::var_os("DEVLENS_TESTDATA")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../.testdata"));
+    let project = testdata.join("py-project");
+    if project.join(".venv/pyvenv.cfg").is_file() {
+        return Some(project);
+    }
+    if std::env::var("DEVLENS_REQUIRE_TESTDATA").as_deref() == Ok("1") {
+        panic!(
+            "{} is missing; run scripts/fetch-testdata",
+            project.display()
+        );
+    }
+    eprintln!("skipped: no Python project (run scripts/fetch-testdata)");
+    None
+}
+
+#[test]
+fn python_dependencies_are_read_from_the_projects_virtualenv() {
+    let Some(project) = py_project() else { return };
+    let Some(model) = model_dir() else { return };
+    let data = tempfile::tempdir().unwrap();
+    let data = data.path();
+    let python = |args: &[&str]| {
+        stdout_json(
+            in_project(data, &project, &model)
+                .env_remove("VIRTUAL_ENV")
+                .args(args),
+        )
+    };
+
+    let deps = python(&["docs", "deps", "--json"]);
+    let listed: Vec<(String, Option<String>, bool)> = deps["dependencies"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| {
+            (
+                d["id"].as_str().unwrap().to_string(),
+                d["installed"].as_str().map(str::to_string),
+                d["dev"].as_bool().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        listed,
+        [
+            ("/pypi/httpx".to_string(), Some("0.28.1".to_string()), false),
+            ("/pypi/pytest".to_string(), None, true),
+            ("/pypi/rich".to_string(), Some("13.9.4".to_string()), false),
+        ]
+    );
+    assert_eq!(deps["dependencies"][0]["declared"], "[http2]==0.28.1");
+
+    // The long description and the modules' docstrings: sections named after the classes.
+    let answer = python(&[
+        "docs",
+        "query",
+        "/pypi/rich",
+        "print a table with columns",
+        "--json",
+    ]);
+    assert!(
+        answer["notice"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("read rich 13.9.4 from the virtualenv's site-packages"),
+        "{answer}"
+    );
+    assert!(
+        sections(&answer)
+            .iter()
+            .any(|s| s.starts_with("rich.table > Table")),
+        "{:?}",
+        sections(&answer)
+    );
+
+    // Declared, not installed: says what to do.
+    in_project(data, &project, &model)
+        .env_remove("VIRTUAL_ENV")
+        .args(["docs", "query", "/pypi/pytest", "run one test"])
+        .assert()
+        .failure()
+        .stderr(predicates::str::contains("is not installed"));
+
+    // A pyproject.toml that cannot be parsed is named with its line.
+    let broken = tempfile::tempdir().unwrap();
+    write(
+        broken.path(),
+        "pyproject.toml",
+        "[project]\nname = \"x\"\ndependencies = [\n  \"rich\",\n",
+    );
+    let deps = stdout_json(
+        in_project(data, broken.path(), &model)
+            .env_remove("VIRTUAL_ENV")
+            .args(["docs", "deps", "--json"]),
+    );
+    assert_eq!(deps["problems"][0]["file"], "pyproject.toml", "{deps}");
+    assert!(
+        deps["problems"][0]["reason"]
+            .as_str()
+            .unwrap()
+            .starts_with("line "),
+        "{deps}"
+    );
+}
