@@ -137,6 +137,7 @@ impl Docs {
                 match dep.ecosystem {
                     crate::Ecosystem::Npm => "its README, docs and type declarations are",
                     crate::Ecosystem::PyPi => "its long description and module docstrings are",
+                    crate::Ecosystem::Crates => "its README and doc comments are",
                 }
             );
             if !dep.description.is_empty() {

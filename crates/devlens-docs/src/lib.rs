@@ -39,6 +39,7 @@ pub mod redis;
 pub mod resolve;
 pub mod robots;
 mod rst;
+mod rustdoc;
 pub mod search;
 pub mod sitemap;
 pub mod store;

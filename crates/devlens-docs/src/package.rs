@@ -47,6 +47,9 @@ pub fn read_package(dir: &Path, name: &str) -> Result<Pages, DocsError> {
     {
         return read_python_package(dir, name);
     }
+    if dir.join("Cargo.toml").is_file() && !dir.join("package.json").is_file() {
+        return read_crate(dir, name);
+    }
     let meta = std::fs::metadata(dir).map_err(|e| DocsError::Read {
         path: dir.to_path_buf(),
         reason: e.to_string(),
@@ -220,6 +223,113 @@ pub fn read_python_package(dist_info: &Path, name: &str) -> Result<Pages, DocsEr
         )));
     }
     Ok(pages)
+}
+
+/// Source files of a crate read for their doc comments, at most.
+pub const MAX_RUST_FILES: usize = 200;
+
+/// A crate's sources as Cargo unpacked them: its README (the manifest's `readme`, else the
+/// usual names) and the doc comments of its `src/` files ([`crate::rustdoc`]): each file's `//!`
+/// docs and its public items' `///` docs, `src/lib.rs` first.
+pub fn read_crate(dir: &Path, name: &str) -> Result<Pages, DocsError> {
+    let mut pages = Pages::default();
+    let mut seen = HashSet::new();
+    let readme = std::fs::read_to_string(dir.join("Cargo.toml"))
+        .ok()
+        .and_then(|t| toml::from_str::<toml::Table>(&t).ok())
+        .and_then(|t| {
+            t.get("package")?
+                .get("readme")?
+                .as_str()
+                .map(str::to_string)
+        })
+        .map(|r| dir.join(r))
+        .filter(|p| {
+            p.is_file()
+                && std::fs::canonicalize(p)
+                    .ok()
+                    .zip(std::fs::canonicalize(dir).ok())
+                    .is_some_and(|(p, d)| p.starts_with(d))
+        });
+    for file in readme.into_iter().chain(readmes(dir)).take(1) {
+        let source = relative(dir, &file);
+        match read_small(&file) {
+            Some(text) => {
+                let format = Format::of_path(&file).unwrap_or(Format::Markdown);
+                add_page(&mut pages, &mut seen, &source, &source, format, &text);
+            }
+            None => pages.skipped.push(source),
+        }
+    }
+    let crate_name = name.replace('-', "_");
+    let mut files = Vec::new();
+    let mut stack = vec![(dir.join("src"), 0usize)];
+    while let Some((folder, depth)) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&folder) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let Ok(kind) = entry.file_type() else {
+                continue;
+            };
+            let file_name = entry.file_name().to_string_lossy().into_owned();
+            if kind.is_dir() && depth < 6 && !PASSED_OVER.contains(&file_name.as_str()) {
+                stack.push((entry.path(), depth + 1));
+            } else if kind.is_file() && file_name.ends_with(".rs") {
+                files.push(entry.path());
+            }
+        }
+    }
+    files.sort_by_key(|p| {
+        (
+            !p.ends_with("src/lib.rs"),
+            p.components().count(),
+            p.clone(),
+        )
+    });
+    for (i, file) in files.iter().enumerate() {
+        let source = relative(dir, file);
+        if i >= MAX_RUST_FILES {
+            pages.skipped.push(source);
+            continue;
+        }
+        let Some(text) = read_small(file) else {
+            pages.skipped.push(source);
+            continue;
+        };
+        let module = rust_module(&crate_name, &source);
+        if let Some(markdown) = crate::rustdoc::to_markdown(&module, &text) {
+            add_page(
+                &mut pages,
+                &mut seen,
+                &source,
+                &source,
+                Format::Markdown,
+                &markdown,
+            );
+        }
+    }
+    if pages.chunks.is_empty() {
+        return Err(DocsError::InvalidInput(format!(
+            "{name} has no README or doc comments to read; add its docs with `devlens docs add \
+             ID --path DIR` or `--url URL`"
+        )));
+    }
+    Ok(pages)
+}
+
+/// The module a source file holds: `src/lib.rs` → `base64`, `src/engine/mod.rs` →
+/// `base64::engine`, `src/read.rs` → `base64::read`.
+fn rust_module(crate_name: &str, source: &str) -> String {
+    let path = source.trim_start_matches("src/").trim_end_matches(".rs");
+    let mut segments: Vec<&str> = path.split('/').collect();
+    if matches!(segments.last(), Some(&"lib") | Some(&"mod") | Some(&"main")) {
+        segments.pop();
+    }
+    std::iter::once(crate_name)
+        .chain(segments)
+        .collect::<Vec<_>>()
+        .join("::")
 }
 
 /// The importable top-level names of a distribution: its `top_level.txt`, else the first folder

@@ -6,6 +6,7 @@
 //! Only the workspace is read (and the package folders inside it); a manifest or lock file that
 //! cannot be parsed is named with its line as a [`Problem`], and the rest still works.
 
+mod cargo;
 mod npm;
 pub(crate) mod python;
 
@@ -23,6 +24,7 @@ pub enum Ecosystem {
     Npm,
     #[serde(rename = "pypi")]
     PyPi,
+    Crates,
 }
 
 impl Ecosystem {
@@ -30,6 +32,7 @@ impl Ecosystem {
         match self {
             Ecosystem::Npm => "npm",
             Ecosystem::PyPi => "pypi",
+            Ecosystem::Crates => "crates",
         }
     }
 
@@ -38,6 +41,7 @@ impl Ecosystem {
         match self {
             Ecosystem::Npm => format!("node_modules/{name}"),
             Ecosystem::PyPi => format!("the virtualenv's site-packages ({name})"),
+            Ecosystem::Crates => format!("Cargo's registry cache ({name})"),
         }
     }
 
@@ -48,6 +52,7 @@ impl Ecosystem {
         let name = match self {
             Ecosystem::Npm => name.trim_start_matches('@').to_lowercase(),
             Ecosystem::PyPi => python::normalize(name),
+            Ecosystem::Crates => name.to_lowercase(),
         };
         format!("/{}/{name}", self.as_str())
     }
@@ -129,7 +134,7 @@ type Fingerprint = Vec<(PathBuf, Option<(u64, std::time::SystemTime)>)>;
 
 /// Files whose change means the dependencies may have changed, besides the manifests read:
 /// lock files, and the markers npm, pnpm and yarn write into node_modules on every install.
-const WATCHED: [&str; 10] = [
+const WATCHED: [&str; 11] = [
     ".",
     "package.json",
     "package-lock.json",
@@ -140,6 +145,7 @@ const WATCHED: [&str; 10] = [
     "node_modules/.modules.yaml",
     "node_modules/.yarn-integrity",
     "pyproject.toml",
+    "Cargo.lock",
 ];
 
 /// Scans by workspace, kept while nothing they read has changed, and parsed lock files by
@@ -220,6 +226,7 @@ fn scan_now(root: &Path, locks: &LockCache) -> WorkspaceDeps {
     let mut problems = Vec::new();
     let mut dependencies = npm::scan(root, locks, &mut problems);
     dependencies.extend(python::scan(root, &mut problems));
+    dependencies.extend(cargo::scan(root, &mut problems));
     dependencies
         .sort_by(|a, b| (a.ecosystem.as_str(), &a.name).cmp(&(b.ecosystem.as_str(), &b.name)));
     WorkspaceDeps {
@@ -228,11 +235,13 @@ fn scan_now(root: &Path, locks: &LockCache) -> WorkspaceDeps {
     }
 }
 
-/// Whether `id` is where a dependency's docs are stored (`/npm/…`, `/pypi/…`): only then is the workspace
+/// Whether `id` is where a dependency's docs are stored (`/npm/…`, `/pypi/…`, `/crates/…`): only then is the workspace
 /// looked at for a query.
 pub fn is_dependency_id(id: &str) -> bool {
     let id = id.trim();
-    id.starts_with("/npm/") || id.starts_with("/pypi/")
+    ["/npm/", "/pypi/", "/crates/"]
+        .iter()
+        .any(|prefix| id.starts_with(prefix))
 }
 
 /// `path` relative to `root`, with `/` separators (`.` for the root itself).

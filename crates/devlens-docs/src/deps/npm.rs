@@ -224,7 +224,7 @@ fn workspace_members(root: &Path, package: &Value, problems: &mut Vec<Problem>) 
 }
 
 /// The folders a workspace pattern names, inside `root` only.
-fn expand(root: &Path, pattern: &str) -> Vec<PathBuf> {
+pub(super) fn expand(root: &Path, pattern: &str) -> Vec<PathBuf> {
     let pattern = pattern
         .trim()
         .trim_start_matches("./")

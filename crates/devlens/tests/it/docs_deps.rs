@@ -445,3 +445,84 @@ fn python_dependencies_are_read_from_the_projects_virtualenv() {
         "{deps}"
     );
 }
+
+/// The version of registry crate `name` in devlens' own Cargo.lock: its sources are in Cargo's
+/// registry cache wherever devlens was built.
+fn workspace_lock_version(name: &str) -> String {
+    let lock =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../Cargo.lock"))
+            .unwrap();
+    let at = lock
+        .find(&format!("name = \"{name}\"\nversion = \""))
+        .unwrap_or_else(|| panic!("{name} is not in Cargo.lock"));
+    let rest = &lock[at + format!("name = \"{name}\"\nversion = \"").len()..];
+    rest[..rest.find('"').unwrap()].to_string()
+}
+
+#[test]
+fn crates_are_read_from_cargos_registry_cache() {
+    let Some(model) = model_dir() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let (data, project) = (dir.path().join("data"), dir.path().join("app"));
+    let base64 = workspace_lock_version("base64");
+    let percent = workspace_lock_version("percent-encoding");
+    write(
+        &project,
+        "Cargo.toml",
+        &format!(
+            "[package]\nname = \"app\"\nversion = \"0.1.0\"\n\n[dependencies]\nbase64 = \"{base64}\"\n\
+             percent-encoding = \"{percent}\"\nlocal = {{ path = \"../local\" }}\n"
+        ),
+    );
+    let registry = "registry+https://github.com/rust-lang/crates.io-index";
+    write(
+        &project,
+        "Cargo.lock",
+        &format!(
+            "version = 4\n\n[[package]]\nname = \"app\"\nversion = \"0.1.0\"\n\n[[package]]\n\
+             name = \"base64\"\nversion = \"{base64}\"\nsource = \"{registry}\"\n\n[[package]]\n\
+             name = \"percent-encoding\"\nversion = \"{percent}\"\nsource = \"{registry}\"\n"
+        ),
+    );
+    let deps = run(&data, &project, &model, &["docs", "deps", "--json"]);
+    let listed: Vec<(&str, &str)> = deps["dependencies"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| (d["id"].as_str().unwrap(), d["installed"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        listed,
+        [
+            ("/crates/base64", base64.as_str()),
+            ("/crates/percent-encoding", percent.as_str())
+        ],
+        "a path dependency is not a library: {deps}"
+    );
+    let answer = run(
+        &data,
+        &project,
+        &model,
+        &[
+            "docs",
+            "query",
+            "/crates/base64",
+            "decode a base64 string into bytes",
+            "--json",
+        ],
+    );
+    assert!(
+        answer["notice"]
+            .as_str()
+            .unwrap_or_default()
+            .contains(&format!("read base64 {base64} from Cargo's registry cache")),
+        "{answer}"
+    );
+    assert!(
+        sections(&answer)
+            .iter()
+            .any(|s| s.starts_with("base64::") && s.contains("decode")),
+        "{:?}",
+        sections(&answer)
+    );
+}
