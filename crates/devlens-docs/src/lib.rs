@@ -33,6 +33,7 @@ mod markdown;
 pub mod metrics;
 pub mod package;
 mod pydoc;
+mod pymeta;
 pub mod query;
 pub mod read;
 pub mod redis;

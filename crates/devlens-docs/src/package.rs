@@ -133,17 +133,16 @@ pub fn read_package(dir: &Path, name: &str) -> Result<Pages, DocsError> {
 }
 
 /// A Python distribution installed in a virtualenv, from its `*.dist-info` folder: the long
-/// description of its METADATA (its README, in the format it declares), and the docstrings of
-/// its public modules ([`crate::pydoc`]): each top-level package's `__init__.py` and the modules
-/// beside it whose names do not start with `_`.
+/// description of its METADATA (its README, in the format it declares), a docs folder shipped
+/// inside its package, and the docstrings of its public modules ([`crate::pydoc`]): each
+/// top-level package's `__init__.py` and the modules beside it whose names do not start with `_`.
 pub fn read_python_package(dist_info: &Path, name: &str) -> Result<Pages, DocsError> {
-    let metadata =
-        crate::deps::python::read_metadata(&dist_info.join("METADATA")).ok_or_else(|| {
-            DocsError::Read {
-                path: dist_info.join("METADATA"),
-                reason: "no readable core metadata (Name and Version)".into(),
-            }
-        })?;
+    let metadata = crate::pymeta::read_metadata(&dist_info.join("METADATA")).ok_or_else(|| {
+        DocsError::Read {
+            path: dist_info.join("METADATA"),
+            reason: "no readable core metadata (Name and Version)".into(),
+        }
+    })?;
     let site_packages = dist_info.parent().unwrap_or(dist_info);
     let mut pages = Pages::default();
     let mut seen = HashSet::new();
@@ -177,6 +176,25 @@ pub fn read_python_package(dist_info: &Path, name: &str) -> Result<Pages, DocsEr
         let package = site_packages.join(&top);
         let single = site_packages.join(format!("{top}.py"));
         if package.join("__init__.py").is_file() {
+            // Docs a package ships inside itself (rare, but whole manuals when there).
+            for folder in DOC_FOLDERS
+                .iter()
+                .map(|f| package.join(f))
+                .filter(|f| f.is_dir())
+            {
+                let Ok((files, _)) = read::doc_files(&folder) else {
+                    continue;
+                };
+                for file in files.into_iter().take(MAX_DOC_PAGES) {
+                    let source = relative(site_packages, &file);
+                    match (read_small(&file), Format::of_path(&file)) {
+                        (Some(text), Some(format)) => {
+                            add_page(&mut pages, &mut seen, &source, &source, format, &text)
+                        }
+                        _ => pages.skipped.push(source),
+                    }
+                }
+            }
             modules.push((top.clone(), package.join("__init__.py")));
             let mut files: Vec<PathBuf> = std::fs::read_dir(&package)
                 .map(|entries| entries.flatten().map(|e| e.path()).collect())
