@@ -74,53 +74,20 @@ pub fn read_package(dir: &Path, name: &str) -> Result<Pages, DocsError> {
         }
     }
 
-    let mut doc_pages = 0;
-    for folder in DOC_FOLDERS
-        .iter()
-        .map(|f| dir.join(f))
-        .filter(|f| f.is_dir())
-    {
-        let Ok((files, _)) = read::doc_files(&folder) else {
-            continue;
-        };
-        for file in files {
-            let source = relative(dir, &file);
-            if doc_pages >= MAX_DOC_PAGES {
-                pages.skipped.push(source);
-                continue;
-            }
-            match (read_small(&file), Format::of_path(&file)) {
-                (Some(text), Some(format)) => {
-                    add_page(&mut pages, &mut seen, &source, &source, format, &text);
-                    doc_pages += 1;
-                }
-                _ => pages.skipped.push(source),
-            }
-        }
-    }
+    add_doc_folders(&mut pages, &mut seen, dir, dir);
 
-    let declarations = declaration_files(dir);
-    for (i, file) in declarations.iter().enumerate() {
-        let source = relative(dir, file);
-        if i >= MAX_DECLARATION_FILES {
-            pages.skipped.push(source);
-            continue;
-        }
-        let Some(text) = read_small(file) else {
-            pages.skipped.push(source);
-            continue;
-        };
-        if let Some(markdown) = dts::to_markdown(&module_name(name, &source), &text) {
-            add_page(
-                &mut pages,
-                &mut seen,
-                &source,
-                &source,
-                Format::Markdown,
-                &markdown,
-            );
-        }
-    }
+    let declarations: Vec<(String, PathBuf)> = declaration_files(dir)
+        .into_iter()
+        .map(|file| (module_name(name, &relative(dir, &file)), file))
+        .collect();
+    add_reference_pages(
+        &mut pages,
+        &mut seen,
+        dir,
+        &declarations,
+        MAX_DECLARATION_FILES,
+        dts::to_markdown,
+    );
 
     if pages.chunks.is_empty() {
         return Err(DocsError::InvalidInput(format!(
@@ -177,24 +144,7 @@ pub fn read_python_package(dist_info: &Path, name: &str) -> Result<Pages, DocsEr
         let single = site_packages.join(format!("{top}.py"));
         if package.join("__init__.py").is_file() {
             // Docs a package ships inside itself (rare, but whole manuals when there).
-            for folder in DOC_FOLDERS
-                .iter()
-                .map(|f| package.join(f))
-                .filter(|f| f.is_dir())
-            {
-                let Ok((files, _)) = read::doc_files(&folder) else {
-                    continue;
-                };
-                for file in files.into_iter().take(MAX_DOC_PAGES) {
-                    let source = relative(site_packages, &file);
-                    match (read_small(&file), Format::of_path(&file)) {
-                        (Some(text), Some(format)) => {
-                            add_page(&mut pages, &mut seen, &source, &source, format, &text)
-                        }
-                        _ => pages.skipped.push(source),
-                    }
-                }
-            }
+            add_doc_folders(&mut pages, &mut seen, site_packages, &package);
             modules.push((top.clone(), package.join("__init__.py")));
             let mut files: Vec<PathBuf> = std::fs::read_dir(&package)
                 .map(|entries| entries.flatten().map(|e| e.path()).collect())
@@ -213,27 +163,14 @@ pub fn read_python_package(dist_info: &Path, name: &str) -> Result<Pages, DocsEr
             modules.push((top.clone(), single));
         }
     }
-    for (i, (module, file)) in modules.iter().enumerate() {
-        let source = relative(site_packages, file);
-        if i >= MAX_PYTHON_MODULES {
-            pages.skipped.push(source);
-            continue;
-        }
-        let Some(text) = read_small(file) else {
-            pages.skipped.push(source);
-            continue;
-        };
-        if let Some(markdown) = crate::pydoc::to_markdown(module, &text) {
-            add_page(
-                &mut pages,
-                &mut seen,
-                &source,
-                &source,
-                Format::Markdown,
-                &markdown,
-            );
-        }
-    }
+    add_reference_pages(
+        &mut pages,
+        &mut seen,
+        site_packages,
+        &modules,
+        MAX_PYTHON_MODULES,
+        crate::pydoc::to_markdown,
+    );
     if pages.chunks.is_empty() {
         return Err(DocsError::InvalidInput(format!(
             "{name} has no long description or documented modules to read; add its docs with \
@@ -305,28 +242,18 @@ pub fn read_crate(dir: &Path, name: &str) -> Result<Pages, DocsError> {
             p.clone(),
         )
     });
-    for (i, file) in files.iter().enumerate() {
-        let source = relative(dir, file);
-        if i >= MAX_RUST_FILES {
-            pages.skipped.push(source);
-            continue;
-        }
-        let Some(text) = read_small(file) else {
-            pages.skipped.push(source);
-            continue;
-        };
-        let module = rust_module(&crate_name, &source);
-        if let Some(markdown) = crate::rustdoc::to_markdown(&module, &text) {
-            add_page(
-                &mut pages,
-                &mut seen,
-                &source,
-                &source,
-                Format::Markdown,
-                &markdown,
-            );
-        }
-    }
+    let files: Vec<(String, PathBuf)> = files
+        .into_iter()
+        .map(|file| (rust_module(&crate_name, &relative(dir, &file)), file))
+        .collect();
+    add_reference_pages(
+        &mut pages,
+        &mut seen,
+        dir,
+        &files,
+        MAX_RUST_FILES,
+        crate::rustdoc::to_markdown,
+    );
     if pages.chunks.is_empty() {
         return Err(DocsError::InvalidInput(format!(
             "{name} has no README or doc comments to read; add its docs with `devlens docs add \
@@ -381,6 +308,58 @@ fn top_level_names(dist_info: &Path) -> Vec<String> {
     names.sort();
     names.dedup();
     names
+}
+
+/// Adds the pages of the docs folders (`docs/`, `doc/`, …) inside `package`, at most
+/// [`MAX_DOC_PAGES`]; sources are relative to `base`. Files past the cap, too large or not a docs
+/// format are skipped and counted.
+fn add_doc_folders(pages: &mut Pages, seen: &mut HashSet<String>, base: &Path, package: &Path) {
+    let mut read_pages = 0;
+    for folder in DOC_FOLDERS
+        .iter()
+        .map(|f| package.join(f))
+        .filter(|f| f.is_dir())
+    {
+        let Ok((files, _)) = read::doc_files(&folder) else {
+            continue;
+        };
+        for file in files {
+            let source = relative(base, &file);
+            match (read_pages < MAX_DOC_PAGES)
+                .then(|| read_small(&file).zip(Format::of_path(&file)))
+                .flatten()
+            {
+                Some((text, format)) => {
+                    add_page(pages, seen, &source, &source, format, &text);
+                    read_pages += 1;
+                }
+                None => pages.skipped.push(source),
+            }
+        }
+    }
+}
+
+/// Adds the API reference page `render` makes of each `(module, file)` (d.ts, Python or Rust
+/// sources), at most `cap` files; sources are relative to `base`. Files past the cap or too large
+/// are skipped and counted; a file that documents nothing adds nothing.
+fn add_reference_pages(
+    pages: &mut Pages,
+    seen: &mut HashSet<String>,
+    base: &Path,
+    files: &[(String, PathBuf)],
+    cap: usize,
+    render: fn(&str, &str) -> Option<String>,
+) {
+    for (i, (module, file)) in files.iter().enumerate() {
+        let source = relative(base, file);
+        let Some(text) = (i < cap).then(|| read_small(file)).flatten() else {
+            pages.skipped.push(source);
+            continue;
+        };
+        if let Some(markdown) = render(module, &text) {
+            add_page(pages, seen, &source, &source, Format::Markdown, &markdown);
+        }
+    }
 }
 
 /// The package's README files (`README.md`, `readme.markdown`, `README`), best first.

@@ -7,7 +7,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use super::{Dependency, Ecosystem, Problem, relative};
+use super::{Dependency, Ecosystem, Problem, relative, toml_error};
 
 /// The sections of a manifest that name dependencies, and whether they are for development.
 const SECTIONS: [(&str, bool); 3] = [
@@ -15,16 +15,6 @@ const SECTIONS: [(&str, bool); 3] = [
     ("build-dependencies", true),
     ("dev-dependencies", true),
 ];
-
-fn toml_error(text: &str, e: &toml::de::Error) -> String {
-    let line = e
-        .span()
-        .map(|span| text[..span.start.min(text.len())].matches('\n').count() + 1);
-    match line {
-        Some(line) => format!("line {line}: {}", e.message().trim()),
-        None => e.message().trim().to_string(),
-    }
-}
 
 fn read_toml(root: &Path, path: &Path, problems: &mut Vec<Problem>) -> Option<toml::Table> {
     let text = std::fs::read_to_string(path).ok()?;

@@ -244,6 +244,17 @@ pub fn is_dependency_id(id: &str) -> bool {
         .any(|prefix| id.starts_with(prefix))
 }
 
+/// A TOML parse error as a problem's reason: `line N: what`.
+fn toml_error(text: &str, e: &toml::de::Error) -> String {
+    let line = e
+        .span()
+        .map(|span| text[..span.start.min(text.len())].matches('\n').count() + 1);
+    match line {
+        Some(line) => format!("line {line}: {}", e.message().trim()),
+        None => e.message().trim().to_string(),
+    }
+}
+
 /// `path` relative to `root`, with `/` separators (`.` for the root itself).
 fn relative(root: &Path, path: &Path) -> String {
     let rel = path.strip_prefix(root).unwrap_or(path);

@@ -7,7 +7,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
-use super::{Dependency, Ecosystem, Problem, relative};
+use super::{Dependency, Ecosystem, Problem, relative, toml_error};
 
 /// `-r other.txt` is followed this deep.
 const MAX_INCLUDE_DEPTH: usize = 3;
@@ -106,17 +106,6 @@ pub(super) fn scan(root: &Path, problems: &mut Vec<Problem>) -> Vec<Dependency> 
             }
         })
         .collect()
-}
-
-fn toml_error(text: &str, e: &toml::de::Error) -> String {
-    let line = e
-        .span()
-        .map(|span| text[..span.start.min(text.len())].matches('\n').count() + 1);
-    let message = e.message().trim().to_string();
-    match line {
-        Some(line) => format!("line {line}: {message}"),
-        None => message,
-    }
 }
 
 fn read_pyproject(

@@ -1185,6 +1185,15 @@ fn add_git_clones_a_ref_and_reads_its_docs_folder() {
         ),
         (vec!["--git", "ext::sh -c touch% /tmp/pwned"], "ext"),
         (vec!["--git", "ssh://git@example.com/a/b.git"], "not `ssh:`"),
+        // Through the outbound guard: this machine and the cloud metadata address are not cloned.
+        (
+            vec!["--git", "http://127.0.0.1:9/a.git"],
+            "Nothing was stored",
+        ),
+        (
+            vec!["--git", "http://169.254.169.254/a.git"],
+            "Nothing was stored",
+        ),
     ] {
         let mut cmd = devlens(&data);
         without_model(&mut cmd, &data);

@@ -10,13 +10,14 @@ use std::path::{Path, PathBuf};
 use common::{devlens, model_dir, stdout_json};
 use serde_json::Value;
 
-/// The project scripts/fetch-testdata installs from tests/npm-project.
-fn npm_project() -> Option<PathBuf> {
+/// A project scripts/fetch-testdata installs into .testdata/`name` (from tests/`name`), when
+/// `marker` is there.
+fn fixture_project(name: &str, marker: &str) -> Option<PathBuf> {
     let testdata = std::env::var_os("DEVLENS_TESTDATA")
         .map(PathBuf::from)
         .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../.testdata"));
-    let project = testdata.join("npm-project");
-    if project.join("node_modules/zod/package.json").is_file() {
+    let project = testdata.join(name);
+    if project.join(marker).is_file() {
         return Some(project);
     }
     if std::env::var("DEVLENS_REQUIRE_TESTDATA").as_deref() == Ok("1") {
@@ -25,8 +26,18 @@ fn npm_project() -> Option<PathBuf> {
             project.display()
         );
     }
-    eprintln!("skipped: no npm project (run scripts/fetch-testdata)");
+    eprintln!("skipped: no {name} (run scripts/fetch-testdata)");
     None
+}
+
+/// The npm project (tests/npm-project, installed with `npm ci`).
+fn npm_project() -> Option<PathBuf> {
+    fixture_project("npm-project", "node_modules/zod/package.json")
+}
+
+/// The Python project (tests/py-project: a .venv with rich and httpx).
+fn py_project() -> Option<PathBuf> {
+    fixture_project("py-project", ".venv/pyvenv.cfg")
 }
 
 /// devlens run in `project` (its workspace) with the data dir `data`.
@@ -303,6 +314,47 @@ fn a_new_install_is_read_at_its_version_and_a_broken_lock_file_is_named() {
         "{list}"
     );
 
+    // A package linked from outside the workspace (`npm link`) is named and not read.
+    let elsewhere = dir.path().join("elsewhere");
+    write(
+        &elsewhere,
+        "package.json",
+        r#"{"name": "secret", "version": "9.9.9"}"#,
+    );
+    write(&elsewhere, "README.md", "# Secret\n\nNot the project's.\n");
+    write(
+        &project,
+        "package.json",
+        r#"{"name": "app", "dependencies": {"widgets": "^2.0.0", "secret": "*"}}"#,
+    );
+    std::os::unix::fs::symlink(&elsewhere, project.join("node_modules/secret")).unwrap();
+    let deps = run(&data, &project, &model, &["docs", "deps", "--json"]);
+    assert!(
+        deps["problems"][0]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("secret is linked to a folder outside the workspace"),
+        "{deps}"
+    );
+    assert!(deps["dependencies"][0].get("installed").is_none(), "{deps}");
+    in_project(&data, &project, &model)
+        .args(["docs", "query", "/npm/secret", "what is it"])
+        .assert()
+        .failure()
+        .stderr(predicates::str::contains("is not installed"));
+    write(
+        &project,
+        "package.json",
+        r#"{"name": "app", "dependencies": {"widgets": "^2.0.0"}}"#,
+    );
+
+    // Outside any project: says what to do.
+    in_project(&data, &data, &model)
+        .args(["docs", "deps"])
+        .assert()
+        .failure()
+        .stderr(predicates::str::contains("there is no project folder"));
+
     // A lock file that cannot be parsed is named with its line; the install still answers.
     write(
         &project,
@@ -335,25 +387,6 @@ fn a_new_install_is_read_at_its_version_and_a_broken_lock_file_is_named() {
         text.contains("warning: package-lock.json: line 3:"),
         "{text}"
     );
-}
-
-/// The project scripts/fetch-testdata makes from tests/py-project (a .venv with rich and httpx).
-fn py_project() -> Option<PathBuf> {
-    let testdata = std::env::var_os("DEVLENS_TESTDATA")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../.testdata"));
-    let project = testdata.join("py-project");
-    if project.join(".venv/pyvenv.cfg").is_file() {
-        return Some(project);
-    }
-    if std::env::var("DEVLENS_REQUIRE_TESTDATA").as_deref() == Ok("1") {
-        panic!(
-            "{} is missing; run scripts/fetch-testdata",
-            project.display()
-        );
-    }
-    eprintln!("skipped: no Python project (run scripts/fetch-testdata)");
-    None
 }
 
 #[test]
