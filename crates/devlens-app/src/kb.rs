@@ -19,7 +19,7 @@ use devlens_kb::{
 
 pub use devlens_kb::{
     AskAnswer, Deleted, ImportReport, KbStatus, ReembedReport, Saved, SearchMode, SearchResults,
-    Solution, SolutionList, SolutionRead,
+    Solution, SolutionList, SolutionRead, SyncReport, SyncRequest,
 };
 
 use crate::{App, AppError};
@@ -345,6 +345,35 @@ pub async fn reembed(
     progress: &(dyn Fn(usize, usize) + Sync),
 ) -> Result<ReembedReport, AppError> {
     Ok(app.kb()?.reembed(progress).await?)
+}
+
+/// What a sync body holds, for messages about one that does not parse.
+pub const SYNC_FIELDS: &str = "{\"model\": id or null, \"dims\": n or null, \"changes\": \
+                               [{\"id\", \"title\", \"text\", \"tags\", \"createdAt\", \
+                               \"updatedAt\", \"base\", …} or {\"id\", \"deleted\": true, \
+                               \"updatedAt\", \"base\"}], \"known\": {id: updatedAt}, \
+                               \"wantVectors\": bool}";
+
+/// Two-way sync with the extension's knowledge base (`POST /api/kb/sync`): applies its
+/// changes, answers with the server's, and then embeds, in the background, the solutions it
+/// stored without vectors the server could use (the answer does not wait for the model).
+pub async fn sync(app: &App, request: SyncRequest) -> Result<SyncReport, AppError> {
+    let kb = app.kb()?;
+    let outcome = kb.sync(request).await?;
+    if !outcome.unembedded.is_empty() && outcome.report.model.is_some() {
+        let ids = outcome.unembedded;
+        tokio::spawn(async move {
+            match kb.embed_missing(&ids).await {
+                Ok(n) => tracing::debug!(embedded = n, "solutions from a sync embedded"),
+                Err(e) => tracing::warn!(
+                    "embedding {} solutions from a sync failed: {e}; `devlens kb reembed` \
+                     embeds them",
+                    ids.len()
+                ),
+            }
+        });
+    }
+    Ok(outcome.report)
 }
 
 /// Counts, the embedding model, the effective settings.

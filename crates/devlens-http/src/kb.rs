@@ -22,8 +22,9 @@ use devlens_app::{
     kb::{
         self, ASK_KNOWLEDGE_BASE_FIELDS, AskAnswer, AskKnowledgeBaseBody, CREATE_SOLUTION_FIELDS,
         CreateSolution, Deleted, ImportReport, KB_SETTINGS_FIELDS, KbSettingsChange,
-        KbSettingsView, KbStatus, ReembedReport, SEARCH_SOLUTIONS_FIELDS, Saved, SearchResults,
-        SearchSolutionsBody, Solution, SolutionList, UPDATE_SOLUTION_FIELDS, UpdateSolution,
+        KbSettingsView, KbStatus, ReembedReport, SEARCH_SOLUTIONS_FIELDS, SYNC_FIELDS, Saved,
+        SearchResults, SearchSolutionsBody, Solution, SolutionList, SyncReport, SyncRequest,
+        UPDATE_SOLUTION_FIELDS, UpdateSolution,
     },
 };
 
@@ -56,6 +57,10 @@ pub(crate) fn routes() -> Router<Arc<App>> {
         .route(
             "/kb/import",
             post(import).layer(DefaultBodyLimit::max(IMPORT_BODY_LIMIT)),
+        )
+        .route(
+            "/kb/sync",
+            post(sync).layer(DefaultBodyLimit::max(IMPORT_BODY_LIMIT)),
         )
         .route("/kb/reembed", post(reembed))
         .route("/kb/reembed/stream", post(reembed_stream))
@@ -147,6 +152,17 @@ async fn import(
         )
     })?;
     Ok(Json(kb::import_json(&app, &text, "the request body")?))
+}
+
+/// `POST /api/kb/sync`: the extension's changes applied (last writer wins per solution,
+/// conflicts noted, bad changes rejected alone), answered with the server's changes. A body as
+/// big as an import: a first sync may carry every solution with its vectors.
+async fn sync(
+    State(app): Shared,
+    request: Result<Json<SyncRequest>, JsonRejection>,
+) -> JsonResult<SyncReport> {
+    let request = json_body(request, SYNC_FIELDS)?;
+    Ok(Json(kb::sync(&app, request).await?))
 }
 
 /// `POST /api/kb/reembed`: embeds every solution lacking a current embedding.

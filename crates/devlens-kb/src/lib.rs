@@ -15,6 +15,9 @@
 //!   that cites them ([`llm`]).
 //! - Export and import ([`transfer`]), re-embedding and status ([`embeddings`]), quality on a
 //!   golden set ([`eval`]). What each operation answers is in [`results`].
+//! - Two-way sync with the Chrome extension's copy ([`sync`]): last writer wins per solution,
+//!   conflicts noted, deletions carried by the stores' tombstones, vectors exchanged when both
+//!   sides embed with the same model.
 
 pub mod answer;
 pub mod chunk;
@@ -27,6 +30,7 @@ pub mod save;
 pub mod search;
 mod solution;
 pub mod store;
+pub mod sync;
 pub mod transfer;
 
 use std::path::{Path, PathBuf};
@@ -45,6 +49,10 @@ pub use results::{
 pub use search::{DEFAULT_MODE, SearchMode, calibrated_threshold};
 pub use solution::{EXPORT_VERSION, ExportFile, NewSolution, Solution, SolutionPatch, valid_id};
 pub use store::{ImportCounts, PostgresStore, SolutionStore, SqliteStore};
+pub use sync::{
+    Kept, RejectedChange, ServerChange, SyncConflict, SyncCounts, SyncOutcome, SyncReport,
+    SyncRequest, WireVectors,
+};
 
 use crate::search::VectorCache;
 

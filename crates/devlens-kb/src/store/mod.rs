@@ -11,7 +11,10 @@
 //! - [`SolutionStore::generation`] changes with every write, by any process, so in-memory vector
 //!   caches know when to reload;
 //! - vectors are current only while the solution's [`content_hash`] equals the hash they were
-//!   computed from: an edit makes them stale until they are replaced.
+//!   computed from: an edit makes them stale until they are replaced;
+//! - a deleted solution leaves a tombstone (its id and when it was deleted), in the deleting
+//!   transaction, which saving a solution with that id again removes: a copy of the knowledge
+//!   base elsewhere (the extension's, [`crate::sync`]) learns of deletions from them.
 
 mod postgres;
 mod sqlite;
@@ -83,9 +86,30 @@ pub trait SolutionStore: std::fmt::Debug + Send + Sync {
     /// Every solution, oldest first (those saved in the same second in the order they were
     /// saved).
     fn all(&self) -> Result<Vec<Solution>, KbError>;
-    /// Deletes a solution with its vectors; whether it existed.
+    /// Deletes a solution with its vectors, recording its tombstone (deleted now); whether it
+    /// existed.
     fn delete(&self, id: &str) -> Result<bool, KbError>;
-    /// Puts every solution (replacing those whose id exists) in one transaction.
+    /// As [`SolutionStore::put`], only while the stored solution's `updated_at` is still
+    /// `expected` (`None`: only while there is no solution with its id), checked in the writing
+    /// transaction. `None` when it was not: nothing was written.
+    fn put_if(
+        &self,
+        solution: &Solution,
+        vectors: Option<&ChunkVectors>,
+        expected: Option<&str>,
+    ) -> Result<Option<(bool, bool)>, KbError>;
+    /// Deletes `id` with its vectors and records its tombstone at `deleted_at`, only while its
+    /// `updated_at` is still `expected`; whether it did.
+    fn delete_if(&self, id: &str, expected: &str, deleted_at: &str) -> Result<bool, KbError>;
+    /// When `id` was deleted, if it was and no solution with its id was saved since.
+    fn tombstone(&self, id: &str) -> Result<Option<String>, KbError>;
+    /// Every tombstone: `(id, deleted_at)`, by id.
+    fn tombstones(&self) -> Result<Vec<(String, String)>, KbError>;
+    /// Every solution's id and `updated_at`, in [`SolutionStore::all`]'s order, without their
+    /// texts.
+    fn versions(&self) -> Result<Vec<(String, String)>, KbError>;
+    /// Puts every solution (replacing those whose id exists, removing tombstones of their ids)
+    /// in one transaction.
     fn import(&self, solutions: &[Solution]) -> Result<ImportCounts, KbError>;
     /// Up to `limit` solutions without current vectors of `model`, oldest first.
     fn needing_vectors(&self, model: &str, limit: usize) -> Result<Vec<Solution>, KbError>;

@@ -23,11 +23,18 @@ use crate::{KbError, Solution};
 /// The knowledge base's tables in the server database.
 pub(crate) const SCHEMA: Schema = Schema {
     owner: "kb",
-    migrations: &[Migration {
-        version: 1,
-        description: "solutions and chunk vectors",
-        sql: include_str!("../../migrations/0001_solutions.sql"),
-    }],
+    migrations: &[
+        Migration {
+            version: 1,
+            description: "solutions and chunk vectors",
+            sql: include_str!("../../migrations/0001_solutions.sql"),
+        },
+        Migration {
+            version: 2,
+            description: "tombstones of deleted solutions",
+            sql: include_str!("../../migrations/0002_tombstones.sql"),
+        },
+    ],
 };
 
 /// PostgreSQL's full text refuses a document over 1 MB; the keyword entry keeps the start of a
@@ -188,6 +195,10 @@ impl PostgresStore {
     ) -> Result<(bool, bool), KbError> {
         let pg = |e| self.pg(e);
         let hash = content_hash(s);
+        // Saved again: no longer deleted.
+        tx.execute("DELETE FROM kb_tombstones WHERE id = $1", &[&s.id])
+            .await
+            .map_err(pg)?;
         let existing = tx
             .query_opt(
                 &format!(
@@ -267,6 +278,32 @@ impl PostgresStore {
             .is_none_or(|(_, old_hash, _)| *old_hash != hash);
         Ok((existing.is_some(), content_changed))
     }
+}
+
+/// Deletes `id` (its chunk vectors go with it) when it exists and, with `expected`, its
+/// `updated_at` is still that; records its tombstone at `deleted_at`. Whether it deleted.
+async fn delete_in(
+    tx: &Transaction<'_>,
+    id: &str,
+    expected: Option<&str>,
+    deleted_at: &str,
+) -> Result<bool, tokio_postgres::Error> {
+    let deleted = tx
+        .execute(
+            "DELETE FROM kb_solutions WHERE id = $1 AND ($2::text IS NULL OR updated_at = $2)",
+            &[&id, &expected],
+        )
+        .await?
+        > 0;
+    if deleted {
+        tx.execute(
+            "INSERT INTO kb_tombstones (id, deleted_at) VALUES ($1, $2) \
+             ON CONFLICT (id) DO UPDATE SET deleted_at = excluded.deleted_at",
+            &[&id, &deleted_at],
+        )
+        .await?;
+    }
+    Ok(deleted)
 }
 
 async fn replace_vectors(
@@ -389,11 +426,67 @@ impl SolutionStore for PostgresStore {
     }
 
     fn delete(&self, id: &str) -> Result<bool, KbError> {
+        let now = devlens_core::clock::now_rfc3339();
+        self.write(async |tx| delete_in(tx, id, None, &now).await.map_err(|e| self.pg(e)))
+    }
+
+    fn put_if(
+        &self,
+        solution: &Solution,
+        vectors: Option<&ChunkVectors>,
+        expected: Option<&str>,
+    ) -> Result<Option<(bool, bool)>, KbError> {
+        if let Some(v) = vectors {
+            self.db.block_on(self.ensure_index(v.dims))?;
+        }
         self.write(async |tx| {
-            tx.execute("DELETE FROM kb_solutions WHERE id = $1", &[&id])
+            let stored: Option<String> = tx
+                .query_opt(
+                    "SELECT updated_at FROM kb_solutions WHERE id = $1 FOR UPDATE",
+                    &[&solution.id],
+                )
                 .await
-                .map(|n| n > 0)
+                .map_err(|e| self.pg(e))?
+                .map(|r| r.get(0));
+            if stored.as_deref() != expected {
+                return Ok(None);
+            }
+            self.put_in(tx, solution, vectors).await.map(Some)
+        })
+    }
+
+    fn delete_if(&self, id: &str, expected: &str, deleted_at: &str) -> Result<bool, KbError> {
+        self.write(async |tx| {
+            delete_in(tx, id, Some(expected), deleted_at)
+                .await
                 .map_err(|e| self.pg(e))
+        })
+    }
+
+    fn tombstone(&self, id: &str) -> Result<Option<String>, KbError> {
+        self.read(async |c| {
+            c.query_opt("SELECT deleted_at FROM kb_tombstones WHERE id = $1", &[&id])
+                .await
+                .map(|r| r.map(|r| r.get(0)))
+        })
+    }
+
+    fn tombstones(&self) -> Result<Vec<(String, String)>, KbError> {
+        self.read(async |c| {
+            c.query("SELECT id, deleted_at FROM kb_tombstones ORDER BY id", &[])
+                .await
+                .map(|rows| rows.iter().map(|r| (r.get(0), r.get(1))).collect())
+        })
+    }
+
+    fn versions(&self) -> Result<Vec<(String, String)>, KbError> {
+        self.read(async |c| {
+            c.query(
+                "SELECT id, updated_at FROM kb_solutions ORDER BY created_at, seq",
+                &[],
+            )
+            .await
+            .map(|rows| rows.iter().map(|r| (r.get(0), r.get(1))).collect())
         })
     }
 

@@ -50,6 +50,10 @@ CREATE VIRTUAL TABLE IF NOT EXISTS solutions_fts USING fts5(
 );
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);
 INSERT OR IGNORE INTO meta (key, value) VALUES ('generation', 0);
+-- When a solution was deleted (RFC 3339, UTC), until one with its id is saved again: what a copy
+-- elsewhere (the Chrome extension's) learns of a deletion from when it syncs. Files written
+-- before sync get the table when they are next opened.
+CREATE TABLE IF NOT EXISTS tombstones (id TEXT PRIMARY KEY, deleted_at TEXT NOT NULL);
 ";
 
 /// The knowledge base in one SQLite file.
@@ -150,6 +154,9 @@ impl SqliteStore {
     ) -> Result<(bool, bool), KbError> {
         let e = |e: rusqlite::Error| self.err(e);
         let hash = content_hash(s);
+        // Saved again: no longer deleted.
+        tx.execute("DELETE FROM tombstones WHERE id = ?1", [&s.id])
+            .map_err(e)?;
         let existing: Option<(i64, String, Solution)> = tx
             .query_row(
                 &format!("SELECT seq, content_hash, {COLUMNS} FROM solutions WHERE id = ?1"),
@@ -222,6 +229,39 @@ impl SqliteStore {
             .as_ref()
             .is_none_or(|(_, old_hash, _)| *old_hash != hash);
         Ok((existing.is_some(), content_changed))
+    }
+
+    /// The stored `updated_at` of `id`, inside a write.
+    fn updated_at_in(&self, tx: &Transaction<'_>, id: &str) -> Result<Option<String>, KbError> {
+        tx.query_row(
+            "SELECT updated_at FROM solutions WHERE id = ?1",
+            [id],
+            |r| r.get(0),
+        )
+        .optional()
+        .map_err(|e| self.err(e))
+    }
+
+    /// Deletes the solution at `seq` (its vectors go with it) and records its tombstone.
+    fn delete_in(
+        &self,
+        tx: &Transaction<'_>,
+        seq: i64,
+        id: &str,
+        deleted_at: &str,
+    ) -> Result<(), KbError> {
+        let e = |e: rusqlite::Error| self.err(e);
+        tx.execute("DELETE FROM solutions_fts WHERE rowid = ?1", [seq])
+            .map_err(e)?;
+        tx.execute("DELETE FROM solutions WHERE seq = ?1", [seq])
+            .map_err(e)?;
+        tx.execute(
+            "INSERT INTO tombstones (id, deleted_at) VALUES (?1, ?2) \
+             ON CONFLICT (id) DO UPDATE SET deleted_at = excluded.deleted_at",
+            params![id, deleted_at],
+        )
+        .map_err(e)?;
+        Ok(())
     }
 
     fn replace_vectors(tx: &Transaction<'_>, seq: i64, v: &ChunkVectors) -> rusqlite::Result<()> {
@@ -337,6 +377,7 @@ impl SolutionStore for SqliteStore {
     }
 
     fn delete(&self, id: &str) -> Result<bool, KbError> {
+        let now = devlens_core::clock::now_rfc3339();
         self.write(|tx| {
             let seq: Option<i64> = tx
                 .query_row("SELECT seq FROM solutions WHERE id = ?1", [id], |r| {
@@ -345,12 +386,74 @@ impl SolutionStore for SqliteStore {
                 .optional()
                 .map_err(|e| self.err(e))?;
             let Some(seq) = seq else { return Ok(false) };
-            tx.execute("DELETE FROM solutions_fts WHERE rowid = ?1", [seq])
-                .map_err(|e| self.err(e))?;
-            tx.execute("DELETE FROM solutions WHERE seq = ?1", [seq])
-                .map_err(|e| self.err(e))?;
+            self.delete_in(tx, seq, id, &now)?;
             Ok(true)
         })
+    }
+
+    fn put_if(
+        &self,
+        solution: &Solution,
+        vectors: Option<&ChunkVectors>,
+        expected: Option<&str>,
+    ) -> Result<Option<(bool, bool)>, KbError> {
+        self.write(|tx| {
+            if self.updated_at_in(tx, &solution.id)?.as_deref() != expected {
+                return Ok(None);
+            }
+            self.put_in(tx, solution, vectors).map(Some)
+        })
+    }
+
+    fn delete_if(&self, id: &str, expected: &str, deleted_at: &str) -> Result<bool, KbError> {
+        self.write(|tx| {
+            let row: Option<(i64, String)> = tx
+                .query_row(
+                    "SELECT seq, updated_at FROM solutions WHERE id = ?1",
+                    [id],
+                    |r| Ok((r.get(0)?, r.get(1)?)),
+                )
+                .optional()
+                .map_err(|e| self.err(e))?;
+            match row {
+                Some((seq, updated_at)) if updated_at == expected => {
+                    self.delete_in(tx, seq, id, deleted_at)?;
+                    Ok(true)
+                }
+                _ => Ok(false),
+            }
+        })
+    }
+
+    fn tombstone(&self, id: &str) -> Result<Option<String>, KbError> {
+        self.lock()
+            .query_row(
+                "SELECT deleted_at FROM tombstones WHERE id = ?1",
+                [id],
+                |r| r.get(0),
+            )
+            .optional()
+            .map_err(|e| self.err(e))
+    }
+
+    fn tombstones(&self) -> Result<Vec<(String, String)>, KbError> {
+        let conn = self.lock();
+        let mut stmt = conn
+            .prepare("SELECT id, deleted_at FROM tombstones ORDER BY id")
+            .map_err(|e| self.err(e))?;
+        stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+            .and_then(|rows| rows.collect())
+            .map_err(|e| self.err(e))
+    }
+
+    fn versions(&self) -> Result<Vec<(String, String)>, KbError> {
+        let conn = self.lock();
+        let mut stmt = conn
+            .prepare("SELECT id, updated_at FROM solutions ORDER BY created_at, seq")
+            .map_err(|e| self.err(e))?;
+        stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+            .and_then(|rows| rows.collect())
+            .map_err(|e| self.err(e))
     }
 
     /// Writes every solution in one transaction: all of them or, on any failure, none.

@@ -11,3 +11,4 @@ mod golden;
 #[path = "../../../devlens-search/tests/support/postgres.rs"]
 mod postgres;
 mod postgres_store;
+mod sync;

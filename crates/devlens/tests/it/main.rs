@@ -20,6 +20,7 @@ mod docs_deps;
 mod extension;
 mod http_families;
 mod http_kb;
+mod kb_sync;
 mod live_coding;
 mod load;
 mod mcp_browser;
