@@ -1,9 +1,10 @@
-// Asking the knowledge base with an answer: devlens retrieves the numbered, cited context
-// (POST /api/kb/ask); Chrome's built-in model writes the answer on this device when the browser
-// offers it, else the server's configured LLM does, else the context is the answer. The result
-// always says which of the three produced it.
+// Asking the knowledge base with an answer: the extension's own knowledge base gives the
+// numbered, cited context (the engine, no server needed); Chrome's built-in model writes the
+// answer on this device when the browser offers it, else the paired server's configured LLM
+// does, else the context is the answer. The result always says which of the three produced it.
 
-import { call } from './devlens.js';
+import { call, loadSettings } from './devlens.js';
+import { engine } from './engine.js';
 
 // The rules `devlens kb ask --generate` follows, word for word (devlens-kb/src/answer.rs
 // SYSTEM_PROMPT; a test keeps them equal).
@@ -36,15 +37,19 @@ export async function builtInModel() {
 }
 
 /**
- * Asks `question`. Answers `{ answer, producedBy, note, sources, context, notice }`:
- * `producedBy` is 'device' (Chrome's built-in model), 'server' (devlens's LLM) or 'context'
- * (no model: the sources are the answer), and `note` says so in words.
+ * Asks `question` of the knowledge base in this browser: its top solutions are the numbered
+ * sources. Answers `{ answer, producedBy, note, sources, context, notice }`: `producedBy` is
+ * 'device' (Chrome's built-in model wrote the answer), 'server' (the paired devlens server's
+ * [llm] did) or 'context' (no model could: the sources are the answer), and `note` says so.
  */
-export async function ask(question, { model = builtInModel, post = call } = {}) {
+export async function ask(
+  question,
+  { mode = 'semantic', model = builtInModel, local = (query) => engine('askContext', { query, mode }), post = call, settings = loadSettings } = {},
+) {
+  const found = await local(question);
+  if (!found.sources.length) return noSources(found);
   const onDevice = await model();
   if (onDevice.usable) {
-    const found = await post('/api/kb/ask', { query: question, generateAnswer: false });
-    if (!found.sources.length) return noSources(found);
     let session;
     try {
       session = await globalThis.LanguageModel.create({
@@ -58,23 +63,36 @@ export async function ask(question, { model = builtInModel, post = call } = {}) 
         note: "Answered by Chrome's built-in model on this device, from the sources below.",
       };
     } catch (e) {
-      return {
-        ...found,
-        answer: null,
-        producedBy: 'context',
-        note: `Chrome's built-in model failed (${e.message}): read the sources below.`,
-      };
+      return { ...found, answer: null, producedBy: 'context', note: `Chrome's built-in model failed (${e.message}): read the sources below.` };
     } finally {
       if (session) session.destroy();
     }
   }
-  const found = await post('/api/kb/ask', { query: question, generateAnswer: true });
-  if (!found.sources.length) return noSources(found);
-  if (found.answer) {
+  const { paired } = await settings();
+  if (!paired) {
     return {
       ...found,
+      answer: null,
+      producedBy: 'context',
+      note: `Fell back to the sources alone: ${onDevice.why}, and no devlens server is paired to answer. The numbered sources below are the context an answer would be written from.`,
+    };
+  }
+  let served;
+  try {
+    served = await post('/api/kb/ask', { query: question, generateAnswer: true });
+  } catch (e) {
+    return {
+      ...found,
+      answer: null,
+      producedBy: 'context',
+      note: `Fell back to the sources alone: ${onDevice.why}, and the paired devlens server did not answer (${e.message}).`,
+    };
+  }
+  if (served.answer && served.sources.length) {
+    return {
+      ...served,
       producedBy: 'server',
-      note: `Fell back to the devlens server's model (${found.answeredBy || 'its [llm] endpoint'}): ${onDevice.why}.`,
+      note: `Fell back to the paired devlens server's model (${served.answeredBy || 'its [llm] endpoint'}), from its synced knowledge base: ${onDevice.why}.`,
     };
   }
   return {

@@ -1,7 +1,110 @@
-// The service worker: the context-menu entry. Everything else happens in the popup, the options
-// page and the DevTools panel.
+// The service worker: the context-menu entry, the engine's keeper (it starts the offscreen
+// document that holds the local knowledge base and forwards requests to it) and the sync with the
+// paired server (after every change, every few minutes, and on request).
 
+import { call, loadSettings } from './devlens.js';
 import { MENU_ID, saveSelection, showOutcome } from './menu.js';
+
+const OFFSCREEN = 'offscreen.html';
+const SYNC_ALARM = 'devlens-sync';
+/** Operations that change the knowledge base: a sync follows them. */
+const CHANGES = new Set(['save', 'update', 'remove', 'import']);
+
+let creating = null;
+
+/** Starts the engine (the offscreen document) unless it runs. */
+async function ensureEngine() {
+  const url = chrome.runtime.getURL(OFFSCREEN);
+  const running = await chrome.runtime.getContexts({ contextTypes: ['OFFSCREEN_DOCUMENT'], documentUrls: [url] });
+  if (running.length) return;
+  if (!creating) {
+    creating = chrome.offscreen
+      .createDocument({
+        url: OFFSCREEN,
+        reasons: ['WORKERS'],
+        justification: 'Runs the embedding model and holds the local knowledge base.',
+      })
+      .finally(() => {
+        creating = null;
+      });
+  }
+  await creating;
+}
+
+/** Runs `op` in the engine: its answer, { ok, value } or { ok: false, error }. */
+export async function forward(op, args = {}) {
+  await ensureEngine();
+  for (let attempt = 0; ; attempt++) {
+    try {
+      const answer = await chrome.runtime.sendMessage({ kind: 'engine-forward', op, args });
+      if (answer) return answer;
+    } catch (e) {
+      // The document exists but its script has not registered its listener yet.
+      if (attempt >= 50) return { ok: false, error: `the devlens engine did not start: ${e.message}` };
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+async function value(op, args) {
+  const answer = await forward(op, args);
+  if (!answer.ok) throw new Error(answer.error);
+  return answer.value;
+}
+
+let syncing = null;
+
+/**
+ * Syncs with the paired server: the engine's changes go up, the server's come down. Unpaired,
+ * nothing happens; a server that does not answer leaves the changes queued.
+ */
+function syncNow() {
+  if (!syncing) {
+    syncing = (async () => {
+      const settings = await loadSettings();
+      if (!settings.paired) return { ...(await value('status')).sync, unpaired: true };
+      const request = await value('syncRequest', { server: settings.serverUrl });
+      let response;
+      try {
+        // `server` and `fresh` are the engine's bookkeeping, not the protocol's.
+        const { server: _server, fresh: _fresh, ...body } = request;
+        response = await call('/api/kb/sync', body, settings.serverUrl);
+      } catch (e) {
+        return value('syncFailed', { error: e.message });
+      }
+      return value('syncApply', { request, response });
+    })().finally(() => {
+      syncing = null;
+    });
+  }
+  return syncing;
+}
+
+let syncSoon = null;
+
+function scheduleSync() {
+  clearTimeout(syncSoon);
+  syncSoon = setTimeout(() => syncNow().catch((e) => console.warn('devlens sync:', e)), 500);
+}
+
+chrome.runtime.onMessage.addListener((message, _sender, respond) => {
+  if (!message) return false;
+  if (message.kind === 'engine') {
+    forward(message.op, message.args).then((answer) => {
+      respond(answer);
+      if (answer.ok && CHANGES.has(message.op)) scheduleSync();
+    });
+    return true;
+  }
+  if (message.kind === 'sync-now') {
+    syncNow().then(
+      (state) => respond({ ok: true, value: state }),
+      (e) => respond({ ok: false, error: e.message }),
+    );
+    return true;
+  }
+  return false;
+});
 
 chrome.runtime.onInstalled.addListener(() => {
   chrome.contextMenus.create({
@@ -11,10 +114,20 @@ chrome.runtime.onInstalled.addListener(() => {
   });
 });
 
+// Every few minutes, and when the browser starts: changes made offline go up once the server is
+// back, and the server's come down.
+chrome.alarms.create(SYNC_ALARM, { periodInMinutes: 5 });
+chrome.alarms.onAlarm.addListener((alarm) => {
+  if (alarm.name === SYNC_ALARM) syncNow().catch((e) => console.warn('devlens sync:', e));
+});
+chrome.runtime.onStartup.addListener(() => scheduleSync());
+
 chrome.contextMenus.onClicked.addListener(async (info, tab) => {
   if (info.menuItemId !== MENU_ID) return;
   try {
-    await saveSelection(info, tab);
+    const answer = await forward('save', saveSelection(info, tab));
+    if (!answer.ok) throw new Error(answer.error);
+    scheduleSync();
     await showOutcome(tab, null);
   } catch (error) {
     await showOutcome(tab, error);

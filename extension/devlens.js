@@ -58,11 +58,6 @@ export async function call(path, body, serverUrl) {
   return data;
 }
 
-/** Saves a solution to the knowledge base (POST /api/kb/solutions). */
-export function saveSolution({ title, url, text, tags }) {
-  return call('/api/kb/solutions', { title, url: url || undefined, text, tags });
-}
-
 /** "css, performance , css" → ["css", "performance"]. */
 export function parseTags(text) {
   const tags = [];

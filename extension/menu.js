@@ -1,17 +1,16 @@
 // The context-menu entry "Save selection to devlens": the selected text, the page's title and
-// URL, tagged "selection". The service worker wires it; the outcome shows on the toolbar icon.
-
-import { saveSolution } from './devlens.js';
+// URL, tagged "selection", saved to the extension's knowledge base (and synced to the paired
+// server, if any). The service worker wires it; the outcome shows on the toolbar icon.
 
 export const MENU_ID = 'devlens-save-selection';
 
-/** Saves the selection of a context-menu click; answers the saved solution or throws. */
-export async function saveSelection(info, tab) {
+/** The solution a context-menu click saves; throws when nothing is selected. */
+export function saveSelection(info, tab) {
   const text = String(info.selectionText || '').trim();
   if (!text) throw new Error('Select some text first, then right-click it.');
   const url = info.pageUrl || (tab && tab.url) || undefined;
   const title = (tab && tab.title && tab.title.trim()) || url || 'Selection';
-  return saveSolution({ title, url, text, tags: ['selection'] });
+  return { title, url, text, tags: ['selection'] };
 }
 
 /** Shows the outcome on the toolbar icon of `tab`: ✓ when saved, ! with the reason otherwise. */

@@ -5,6 +5,9 @@ import { loadSettings } from './devlens.js';
 const { serverUrl, paired } = await loadSettings();
 if (paired) {
   const frame = document.getElementById('devlens');
+  // Extension pages are cross-origin isolated (manifest: the engine's WebAssembly threads need
+  // it), so a frame of a server that sends no COEP header loads as a credentialless frame.
+  frame.credentialless = true;
   frame.src = serverUrl;
   frame.hidden = false;
 } else {

@@ -1,9 +1,12 @@
-// The popup: save the current page (its main text) or the selection to the knowledge base,
-// search it by meaning with relevance in percent, and ask it for a cited answer.
-// Values from the server and the page are always set as text.
+// The popup: save the current page (its main text) or the selection to the knowledge base in
+// this browser, search it by meaning (or by keywords) with relevance in percent, and ask it for
+// a cited answer. Everything works with no server; paired, the engine syncs with the server.
+// Values from the engine, the server and the page are always set as text.
 
-import { MAX_TEXT, call, loadSettings, parseTags, readTab, saveSolution } from './devlens.js';
+import { MAX_TEXT, loadSettings, parseTags, readTab } from './devlens.js';
 import { ask } from './ask.js';
+import { describeModel, engine, syncNow, watchEngine } from './engine.js';
+import { describeSync } from './syncstate.js';
 
 const $ = (selector) => document.querySelector(selector);
 
@@ -37,7 +40,7 @@ async function showPairing() {
     return;
   }
   note.replaceChildren(
-    element('span', `Not paired with a devlens server yet (${serverUrl}). `),
+    element('span', `Saved in this browser only. Pair with a devlens server (${serverUrl}) to sync. `),
   );
   const open = element('button', 'Open the options to pair', 'secondary');
   open.type = 'button';
@@ -92,9 +95,9 @@ async function save(event) {
   button.disabled = true;
   status.textContent = 'Saving…';
   try {
-    const saved = await saveSolution({ title, url: page.url, text, tags: parseTags($('#tags').value) });
+    const saved = await engine('save', { title, url: page.url, text, tags: parseTags($('#tags').value) });
     const how = saved.embedded ? 'searchable by meaning' : 'searchable by keywords';
-    status.textContent = `Saved “${saved.solution.title}” (${how}).`;
+    status.textContent = `Saved “${saved.solution.title}” in this browser (${how}).`;
     if (saved.notice) say($('#save-error'), saved.notice);
   } catch (e) {
     status.textContent = '';
@@ -104,8 +107,8 @@ async function save(event) {
   }
 }
 
-function percent(hit) {
-  return typeof hit.similarity === 'number' ? `${Math.round(hit.similarity * 100)}% relevant` : 'keyword match';
+function percent(hit, mode) {
+  return mode === 'semantic' ? `${hit.relevance}% relevant` : `keyword match, ${hit.relevance}%`;
 }
 
 function link(title, url) {
@@ -130,17 +133,17 @@ async function search(event) {
   const status = $('#search-status');
   status.textContent = 'Searching…';
   try {
-    const found = await call('/api/kb/search', { query });
+    const mode = document.querySelector('input[name=mode]:checked').value;
+    const found = await engine('search', { query, mode });
     list.replaceChildren();
     for (const hit of found.results) {
       const item = element('li');
-      item.append(link(hit.title, hit.url), element('span', percent(hit), 'relevance'));
+      item.append(link(hit.title, hit.url), element('span', percent(hit, found.mode), 'relevance'));
       if (hit.excerpt) item.append(element('p', hit.excerpt, 'excerpt'));
       list.append(item);
     }
-    status.textContent = found.results.length
-      ? `${found.results.length} found (${found.mode}).`
-      : 'Nothing found.';
+    const by = found.mode === 'semantic' ? 'by meaning' : 'by keywords';
+    status.textContent = found.results.length ? `${found.results.length} found ${by}.` : `Nothing found ${by}.`;
     say($('#search-notice'), found.notice || '');
   } catch (e) {
     status.textContent = '';
@@ -161,7 +164,8 @@ async function askQuestion(event) {
   const holder = $('#answer');
   status.textContent = 'Asking…';
   try {
-    const result = await ask(question);
+    const mode = document.querySelector('input[name=mode]:checked').value;
+    const result = await ask(question, { mode });
     $('#produced-by').textContent = result.note;
     say($('#answer-text'), result.answer || '');
     const sources = $('#sources');
@@ -183,6 +187,49 @@ async function askQuestion(event) {
     say($('#ask-error'), e.message);
   }
 }
+
+function showEngine(status) {
+  $('#engine-status').textContent = describeModel(status);
+  const bar = $('#model-progress');
+  const m = status.model;
+  bar.hidden = !(m.state === 'loading' && m.phase === 'model' && m.total);
+  if (!bar.hidden) bar.value = Math.round((m.loaded / m.total) * 100);
+  if (status.background && status.background.running) {
+    $('#engine-status').textContent += ` Embedding saved solutions: ${status.background.done} of ${status.background.total}.`;
+  }
+}
+
+async function showSync(state) {
+  const { paired } = await loadSettings();
+  const node = $('#sync-status');
+  if (!paired) {
+    node.hidden = true;
+    return;
+  }
+  const status = state || (await engine('status'));
+  node.replaceChildren(element('span', describeSync(status.sync, status.pending)));
+  const button = element('button', 'Sync now', 'secondary sync-button');
+  button.type = 'button';
+  button.addEventListener('click', async () => {
+    button.disabled = true;
+    try {
+      await syncNow();
+    } catch (e) {
+      say($('#search-error'), e.message);
+    }
+    await showSync();
+  });
+  node.append(button);
+  node.hidden = false;
+}
+
+watchEngine(
+  (status) => {
+    showEngine(status);
+    showSync(status);
+  },
+  (e) => say($('#engine-status'), e.message),
+);
 
 $('#save-form').addEventListener('submit', save);
 $('#search-form').addEventListener('submit', search);

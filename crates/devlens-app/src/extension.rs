@@ -20,6 +20,17 @@ use devlens_core::{DataDir, ErrorKind, Report, clock, paths::write_atomic_privat
 
 use crate::AppError;
 
+pub use devlens_embed::BrowserModel;
+
+/// The local embedding model as the extension runs it (its int8 ONNX file, tokenizer, id), or
+/// why there is none to give it: then the extension searches by keywords.
+pub fn browser_model(config: &devlens_core::Config) -> Result<BrowserModel, String> {
+    let settings = &config.file.embedding;
+    let dir = devlens_embed::resolve_model_dir(settings, &config.data_dir)
+        .map_err(|e| format!("{e} Then run `devlens extension path` again"))?;
+    devlens_embed::browser_model(settings, &dir).map_err(|e| e.to_string())
+}
+
 /// The scheme of a Chrome extension's origin.
 const EXTENSION_SCHEME: &str = "chrome-extension://";
 

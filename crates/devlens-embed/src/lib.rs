@@ -53,9 +53,9 @@ pub use error::EmbedError;
 pub use gemini::{DEFAULT_GEMINI_BASE_URL, DEFAULT_GEMINI_MODEL, Gemini, GeminiConfig};
 pub use lazy::{LazyEmbedder, LoadFailure};
 pub use local::{
-    DEFAULT_LOCAL_MODEL, EngineChoice, EngineOptions, LocalBert, install_from_folder,
-    install_local_model, install_local_model_from, local_model_name_for, resolve_model_dir,
-    resolve_model_dir_with_env,
+    BrowserModel, DEFAULT_LOCAL_MODEL, EngineChoice, EngineOptions, LocalBert, browser_model,
+    install_from_folder, install_local_model, install_local_model_from, local_model_name_for,
+    resolve_model_dir, resolve_model_dir_with_env,
 };
 pub use ollama::{DEFAULT_OLLAMA_HOST, DEFAULT_OLLAMA_MODEL, Ollama, OllamaConfig};
 pub use onnx::ONNX_MODEL_FILES;

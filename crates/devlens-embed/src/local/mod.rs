@@ -23,6 +23,7 @@
 //! multiply. A single query is too small to split well: on this kind of machine its latency was
 //! lowest on one thread, and a query keeps its own pool so it never queues behind an index build.
 
+mod browser;
 mod engine;
 mod install;
 mod model_dir;
@@ -44,6 +45,7 @@ use engine::{Engine, Runner, one_thread_pool, open_onnx};
 pub(crate) use model_dir::missing_files;
 use model_dir::{local_model_name, max_seq_len, read_pooling};
 
+pub use browser::{BrowserModel, browser_model};
 pub use engine::{EngineChoice, EngineOptions};
 pub use install::{install_from_folder, install_local_model, install_local_model_from};
 pub use model_dir::{resolve_model_dir, resolve_model_dir_with_env};

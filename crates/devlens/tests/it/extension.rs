@@ -16,7 +16,7 @@ use serde_json::{Value, json};
 use common::mcp;
 
 /// `devlens extension path` for `data_dir`: the folder it printed.
-fn extension_path(data_dir: &Path) -> PathBuf {
+pub(crate) fn extension_path(data_dir: &Path) -> PathBuf {
     let out = common::devlens(data_dir)
         .args(["extension", "path"])
         .output()
@@ -104,14 +104,14 @@ fn the_extension_prompts_like_kb_ask_generate() {
 }
 
 /// A headless Chromium with the extension in `dir` loaded; killed when dropped.
-struct Chromium {
+pub(crate) struct Chromium {
     _child: tokio::process::Child,
     _profile: tempfile::TempDir,
-    port: u16,
-    extension_id: String,
+    pub(crate) port: u16,
+    pub(crate) extension_id: String,
 }
 
-async fn launch_chromium(dir: &Path) -> Chromium {
+pub(crate) async fn launch_chromium(dir: &Path) -> Chromium {
     let chrome = devlens_browser::find_chrome(None).unwrap();
     let profile = tempfile::tempdir().unwrap();
     let child = tokio::process::Command::new(chrome)
@@ -172,8 +172,49 @@ async fn launch_chromium(dir: &Path) -> Chromium {
     }
 }
 
+/// A devlens MCP client (its own data dir) driving `chromium` through the browser tools.
+pub(crate) struct Driver {
+    pub(crate) viewer: mcp::Client,
+    _dir: tempfile::TempDir,
+}
+
+impl Driver {
+    pub(crate) async fn connect(chromium: &Chromium) -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let viewer = mcp::start(dir.path(), &[]).await;
+        let driver = Self { viewer, _dir: dir };
+        driver
+            .step(
+                "chrome",
+                json!({"action": "connect", "endpoint": format!("127.0.0.1:{}", chromium.port)}),
+            )
+            .await;
+        driver
+    }
+
+    pub(crate) async fn step(&self, tool: &str, args: Value) -> mcp::Reply {
+        mcp::ok(&self.viewer, tool, args).await
+    }
+
+    /// The value of `expression` in the current page; long scripts and large values allowed.
+    pub(crate) async fn value(&self, expression: &str) -> Value {
+        self.step(
+            "evaluate",
+            json!({"expression": expression, "timeoutMs": 60000, "maxValueBytes": 262144}),
+        )
+        .await
+        .data["value"]
+            .clone()
+    }
+
+    pub(crate) async fn close(self) {
+        self.step("chrome_disconnect", json!({})).await;
+        self.viewer.cancel().await.unwrap();
+    }
+}
+
 /// Polls `probe` until it answers (at most 30 s).
-async fn poll<T>(what: &str, mut probe: impl FnMut() -> Option<T>) -> T {
+pub(crate) async fn poll<T>(what: &str, mut probe: impl FnMut() -> Option<T>) -> T {
     for _ in 0..300 {
         if let Some(value) = probe() {
             return value;
@@ -183,7 +224,7 @@ async fn poll<T>(what: &str, mut probe: impl FnMut() -> Option<T>) -> T {
     panic!("{what} did not appear");
 }
 
-const ARTICLE: &str = r#"<!doctype html>
+pub(crate) const ARTICLE: &str = r#"<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Smooth resizing without jank</title></head>
 <body>
 <header><a href="/">Example Corp</a>
@@ -366,21 +407,29 @@ async fn the_extension_pairs_saves_searches_and_asks() {
     .await;
     step("click_element", json!({"element": "#save"})).await;
     step("wait_for", json!({"text": "searchable by meaning"})).await;
-    let list: Value = http
-        .get(format!("{base}/api/kb/solutions"))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    let saved = list["solutions"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|s| s["url"] == article_url.as_str())
-        .unwrap_or_else(|| panic!("the page was saved: {list}"))
-        .clone();
+    // Saved in the browser, then synced to the paired server.
+    let mut saved = Value::Null;
+    for _ in 0..300 {
+        let list: Value = http
+            .get(format!("{base}/api/kb/solutions"))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        if let Some(found) = list["solutions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["url"] == article_url.as_str())
+        {
+            saved = found.clone();
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(!saved.is_null(), "the page was synced to the server");
     let saved: Value = http
         .get(format!(
             "{base}/api/kb/solutions/{}",
@@ -469,7 +518,8 @@ async fn the_extension_pairs_saves_searches_and_asks() {
     );
     step("target", json!({"action": "switch", "url": "popup.html"})).await;
 
-    // Ask: no built-in model in headless Chromium, no LLM on the server → the sources, said so.
+    // Ask: no built-in model in headless Chromium; paired, the server is asked, which has no
+    // LLM → the sources, said so.
     step(
         "fill_element",
         json!({"element": "#question", "value": "How do I stop the page stuttering while the window is resized?"}),
@@ -529,7 +579,7 @@ async fn the_extension_pairs_saves_searches_and_asks() {
 
     // The context-menu entry's code path: the selection, tagged, with the page's title and URL.
     let menu = value(format!(
-        "const m = await import('/menu.js'); const s = await m.saveSelection({{selectionText: 'Prefer a ResizeObserver when only one element matters.', pageUrl: '{article_url}'}}, {{title: 'Smooth resizing without jank'}}); [s.solution.tags, s.solution.url, s.solution.text]"
+        "const m = await import('/menu.js'); const s = m.saveSelection({{selectionText: 'Prefer a ResizeObserver when only one element matters.', pageUrl: '{article_url}'}}, {{title: 'Smooth resizing without jank'}}); [s.tags, s.url, s.text]"
     ))
     .await;
     assert_eq!(

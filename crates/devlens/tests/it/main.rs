@@ -18,6 +18,8 @@ mod common;
 mod crash_safety;
 mod docs_deps;
 mod extension;
+mod extension_offline;
+mod extension_sync;
 mod http_families;
 mod http_kb;
 mod kb_sync;

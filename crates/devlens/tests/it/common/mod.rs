@@ -161,10 +161,18 @@ pub async fn serve_page_with_script(page: &'static str, script: &'static str) ->
 
 /// Runs `cmd` with `serve --http 127.0.0.1:0` added, waits for the address it announces on
 /// stderr, and returns the child (killed when dropped) and the base URL (without `/mcp`).
-pub async fn serve_http(mut cmd: tokio::process::Command) -> (tokio::process::Child, String) {
+pub async fn serve_http(cmd: tokio::process::Command) -> (tokio::process::Child, String) {
+    serve_http_at(cmd, "127.0.0.1:0").await
+}
+
+/// [`serve_http`] on `address` (a server restarted where its clients expect it).
+pub async fn serve_http_at(
+    mut cmd: tokio::process::Command,
+    address: &str,
+) -> (tokio::process::Child, String) {
     use tokio::io::{AsyncBufReadExt, BufReader};
     let mut child = cmd
-        .args(["serve", "--http", "127.0.0.1:0"])
+        .args(["serve", "--http", address])
         .env("NO_COLOR", "1")
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped())
