@@ -14,6 +14,14 @@ let creating = null;
 
 /** Starts the engine (the offscreen document) unless it runs. */
 async function ensureEngine() {
+  try {
+    await startEngine();
+  } catch (e) {
+    throw new Error(`the devlens engine could not start: ${e.message}`);
+  }
+}
+
+async function startEngine() {
   const url = chrome.runtime.getURL(OFFSCREEN);
   const running = await chrome.runtime.getContexts({ contextTypes: ['OFFSCREEN_DOCUMENT'], documentUrls: [url] });
   if (running.length) return;
@@ -33,17 +41,23 @@ async function ensureEngine() {
 
 /** Runs `op` in the engine: its answer, { ok, value } or { ok: false, error }. */
 export async function forward(op, args = {}) {
-  await ensureEngine();
-  for (let attempt = 0; ; attempt++) {
+  try {
+    await ensureEngine();
+  } catch (e) {
+    return { ok: false, error: e.message };
+  }
+  let why = 'it did not answer';
+  // The document may exist before its script has registered its listener: retry for 5 s.
+  for (let attempt = 0; attempt < 50; attempt++) {
     try {
       const answer = await chrome.runtime.sendMessage({ kind: 'engine-forward', op, args });
       if (answer) return answer;
     } catch (e) {
-      // The document exists but its script has not registered its listener yet.
-      if (attempt >= 50) return { ok: false, error: `the devlens engine did not start: ${e.message}` };
+      why = e.message;
     }
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
+  return { ok: false, error: `the devlens engine did not start (${why}): reload the extension in chrome://extensions` };
 }
 
 async function value(op, args) {
@@ -66,19 +80,30 @@ function syncNow() {
       const request = await value('syncRequest', { server: settings.serverUrl });
       let response;
       try {
-        // `server` and `fresh` are the engine's bookkeeping, not the protocol's.
-        const { server: _server, fresh: _fresh, ...body } = request;
+        // `server`, `fresh` and `staleTombstones` are the engine's bookkeeping, not the protocol's.
+        const { server: _server, fresh: _fresh, staleTombstones: _stale, ...body } = request;
         response = await call('/api/kb/sync', body, settings.serverUrl);
       } catch (e) {
         return value('syncFailed', { error: e.message });
       }
-      return value('syncApply', { request, response });
+      const applied = await forward('syncApply', { request, response });
+      if (!applied.ok) return value('syncFailed', { error: applied.error });
+      return applied.value;
     })().finally(() => {
       syncing = null;
+      // A change made while this sync ran goes up now, not at the next alarm.
+      if (syncAgain) {
+        syncAgain = false;
+        scheduleSync();
+      }
     });
+  } else {
+    syncAgain = true;
   }
   return syncing;
 }
+
+let syncAgain = false;
 
 let syncSoon = null;
 
@@ -116,7 +141,10 @@ chrome.runtime.onInstalled.addListener(() => {
 
 // Every few minutes, and when the browser starts: changes made offline go up once the server is
 // back, and the server's come down.
-chrome.alarms.create(SYNC_ALARM, { periodInMinutes: 5 });
+// Created once: creating it again on every service-worker start would restart its period.
+chrome.alarms.get(SYNC_ALARM).then((alarm) => {
+  if (!alarm) chrome.alarms.create(SYNC_ALARM, { periodInMinutes: 5 });
+});
 chrome.alarms.onAlarm.addListener((alarm) => {
   if (alarm.name === SYNC_ALARM) syncNow().catch((e) => console.warn('devlens sync:', e));
 });

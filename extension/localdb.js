@@ -141,6 +141,15 @@ export class LocalDb {
     return promised(this.tx('tombstones').objectStore('tombstones').getAll());
   }
 
+  /** Records that a deleted solution's deletion is of the version `base` (if it was deleted). */
+  async rebaseTombstone(id, base) {
+    const tx = this.tx('tombstones', 'readwrite');
+    const store = tx.objectStore('tombstones');
+    const tombstone = await promised(store.get(id));
+    if (tombstone) store.put({ ...tombstone, base });
+    await done(tx);
+  }
+
   async clearTombstones(ids) {
     const tx = this.tx('tombstones', 'readwrite');
     for (const id of ids) tx.objectStore('tombstones').delete(id);

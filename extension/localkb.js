@@ -45,12 +45,13 @@ export function cleanTags(tags) {
 
 /** Checks and normalises a solution's fields as the server does; the error says what is wrong. */
 export function cleanFields({ title, url, text, summary, tags }) {
-  const cleanTitle = oneLine(title);
+  // A lone surrogate (a page's text cut inside an emoji) would make the sync's JSON invalid.
+  const cleanTitle = oneLine(title).toWellFormed();
   if (!cleanTitle) throw new InvalidInput('Give the solution a title.');
   if ([...cleanTitle].length > MAX_TITLE_CHARS) {
     throw new InvalidInput(`The title is longer than ${MAX_TITLE_CHARS} characters: keep it to a line and put the rest in the text.`);
   }
-  const body = String(text || '').trimEnd();
+  const body = String(text || '').toWellFormed().trimEnd();
   if (!body.trim()) throw new InvalidInput('The text is empty: there is nothing to save.');
   if (utf8Length(body) > MAX_TEXT_BYTES) {
     throw new InvalidInput(`The text is over ${MAX_TEXT_BYTES} bytes: save the part that solves the problem and link the rest.`);
@@ -67,6 +68,17 @@ export function cleanFields({ title, url, text, summary, tags }) {
     summary: cleanSummary || null,
     tags: cleanTags(tags),
   };
+}
+
+/**
+ * Whether `ts` is a timestamp the server takes (devlens-kb `valid_timestamp`: RFC 3339 with
+ * seconds) and not more than a day ahead (the server refuses those: they would win every
+ * conflict).
+ */
+export function validTimestamp(ts) {
+  if (typeof ts !== 'string' || !/^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/.test(ts)) return false;
+  const time = Date.parse(ts);
+  return !Number.isNaN(time) && time <= Date.now() + 24 * 3600 * 1000;
 }
 
 /** A fresh id in the server's alphabet: 12 hex digits. */
@@ -112,6 +124,18 @@ export class LocalKb {
     this.background = { running: false, done: 0, total: 0 };
     this.listeners = new Set();
     this.seq = 0;
+    this.queue = Promise.resolve();
+    this.embedAgain = false;
+  }
+
+  /**
+   * Runs `fn` after every change queued before it: saves, edits, deletes, imports, a sync's
+   * answer and the background pass's writes never interleave, so none writes over another.
+   */
+  exclusive(fn) {
+    const run = this.queue.then(fn, fn);
+    this.queue = run.catch(() => {});
+    return run;
   }
 
   static async open(name) {
@@ -235,7 +259,11 @@ export class LocalKb {
   }
 
   /** Saves a new solution; answers `{ solution, embedded, notice }`. */
-  async save(fields) {
+  save(fields) {
+    return this.exclusive(() => this.saveNow(fields));
+  }
+
+  async saveNow(fields) {
     const clean = cleanFields(fields);
     const time = now();
     const solution = { id: newId(), ...clean, createdAt: time, updatedAt: time, sync: { base: null, dirty: true } };
@@ -247,7 +275,11 @@ export class LocalKb {
   }
 
   /** Changes a solution's fields (those given); answers it. */
-  async update(id, fields) {
+  update(id, fields) {
+    return this.exclusive(() => this.updateNow(id, fields));
+  }
+
+  async updateNow(id, fields) {
     const current = this.solutions.get(id);
     if (!current) throw new InvalidInput(`There is no solution ${id} here.`);
     const clean = cleanFields({ ...current, ...fields });
@@ -257,7 +289,11 @@ export class LocalKb {
   }
 
   /** Deletes a solution; the deletion syncs to the server. */
-  async remove(id) {
+  remove(id) {
+    return this.exclusive(() => this.removeNow(id));
+  }
+
+  async removeNow(id) {
     if (!this.solutions.has(id)) return false;
     await this.db.delete([id], now());
     this.forget(id);
@@ -433,7 +469,11 @@ export class LocalKb {
    * are replaced, new ones added, all in one transaction; answers `{ created, replaced,
    * unchanged }`. Nothing is written when any record is invalid.
    */
-  async import(file) {
+  import(file) {
+    return this.exclusive(() => this.importNow(file));
+  }
+
+  async importNow(file) {
     if (!file || typeof file !== 'object' || !Array.isArray(file.solutions)) {
       throw new InvalidInput('This is not a devlens export: it has no "solutions" list. Export with "devlens kb export" or this extension.');
     }
@@ -454,8 +494,8 @@ export class LocalKb {
         throw new InvalidInput(`${where}: ${e.message}`);
       }
       for (const field of ['createdAt', 'updatedAt']) {
-        if (s[field] !== undefined && (typeof s[field] !== 'string' || Number.isNaN(Date.parse(s[field])))) {
-          throw new InvalidInput(`${where}: ${field} must be a date and time like 2026-03-02T10:15:00Z.`);
+        if (s[field] !== undefined && !validTimestamp(s[field])) {
+          throw new InvalidInput(`${where}: ${field} must be an RFC 3339 date and time, not in the future, like 2026-03-02T10:15:00Z.`);
         }
       }
       const time = now();
@@ -490,30 +530,40 @@ export class LocalKb {
    * vectors, saved before the model loaded), reporting progress in the status.
    */
   async embedMissing() {
-    if (this.background.running || !this.embedder) return;
-    const todo = this.needingVectors();
-    if (!todo.length) return;
-    this.background = { running: true, done: 0, total: todo.length };
-    this.notify();
+    if (!this.embedder) return;
+    // Asked while running (an import, a sync): go round again when done.
+    if (this.background.running) {
+      this.embedAgain = true;
+      return;
+    }
+    this.background = { running: true, done: 0, total: 0 };
     try {
-      for (const s of todo) {
-        const current = this.solutions.get(s.id);
-        if (current && !this.vectorIndex.has(s.id)) {
-          const vectors = await this.embedSolution(current);
-          // Written only if the solution did not change meanwhile.
-          if (this.solutions.get(s.id) === current) {
-            await this.db.put([current], { [s.id]: vectors }, this.embedder.info.id);
-            this.vectorIndex.set(s.id, vectors);
-          }
-        }
-        this.background = { ...this.background, done: this.background.done + 1 };
+      do {
+        this.embedAgain = false;
+        const todo = this.needingVectors();
+        this.background = { running: true, done: 0, total: todo.length };
         this.notify();
-        // Let searches and saves in between.
-        await new Promise((resolve) => setTimeout(resolve, 0));
-      }
+        for (const s of todo) {
+          const current = this.solutions.get(s.id);
+          if (current && !this.vectorIndex.has(s.id)) {
+            const vectors = await this.embedSolution(current);
+            // Kept only if nothing changed the solution meanwhile (checked in the queue).
+            await this.exclusive(async () => {
+              if (this.solutions.get(s.id) !== current) return;
+              await this.db.put([current], { [s.id]: vectors }, this.embedder.info.id);
+              this.vectorIndex.set(s.id, vectors);
+            });
+          }
+          this.background = { ...this.background, done: this.background.done + 1 };
+          this.notify();
+          // Let searches and saves in between.
+          await new Promise((resolve) => setTimeout(resolve, 0));
+        }
+      } while (this.embedAgain);
     } finally {
       this.background = { ...this.background, running: false };
       this.notify();
     }
   }
+
 }

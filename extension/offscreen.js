@@ -30,9 +30,11 @@ const OPERATIONS = {
     kb.embedMissing();
     return counts;
   },
-  syncRequest: (kb, { server }) => buildRequest(kb, server),
-  syncApply: (kb, { request, response }) => applyResponse(kb, request, response),
+  syncRequest: (kb, { server }) => kb.exclusive(() => buildRequest(kb, server)),
+  syncApply: (kb, { request, response }) => kb.exclusive(() => applyResponse(kb, request, response)),
   syncFailed: (kb, { error }) => recordFailure(kb, error),
+  /** Pairing (again): the next sync treats the server as new, whatever its URL. */
+  resetSync: (kb) => kb.db.setMeta('syncServer', null),
   /** Texts → vectors (as plain arrays), for the agreement check with the server. */
   embed: async (kb, { texts }) => {
     const embedder = await kb.loadModel(load);

@@ -82,6 +82,9 @@ async function pair(event) {
   try {
     await call('/api/extension/pair', { token }, server);
     await saveSettings(server, true);
+    // The server may be another one at the same address (a fresh data dir): the next sync sends
+    // everything here as new instead of taking what that server lacks for deletions.
+    await engine('resetSync');
     $('#token').value = '';
     status.textContent = `Paired with ${server}. Syncing…`;
     try {
@@ -105,6 +108,7 @@ async function pair(event) {
   } finally {
     $('#pair').disabled = false;
     await showState();
+    await showLocal();
   }
 }
 
@@ -137,9 +141,9 @@ async function showSolutions() {
   list.replaceChildren();
   for (const s of solutions) {
     const item = document.createElement('li');
-    const title = document.createElement(s.url ? 'a' : 'span');
+    const title = document.createElement(s.url && /^https?:\/\//i.test(s.url) ? 'a' : 'span');
     title.textContent = s.title;
-    if (s.url) {
+    if (s.url && /^https?:\/\//i.test(s.url)) {
       title.href = s.url;
       title.target = '_blank';
       title.rel = 'noopener';

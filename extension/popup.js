@@ -112,7 +112,7 @@ function percent(hit, mode) {
 }
 
 function link(title, url) {
-  if (!url) return element('span', title);
+  if (!url || !/^https?:\/\//i.test(url)) return element('span', title);
   const a = element('a', title);
   a.href = url;
   a.target = '_blank';

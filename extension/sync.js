@@ -51,13 +51,18 @@ export async function buildRequest(kb, server) {
     }
   }
   // Deletions of solutions another server had mean nothing to this one.
-  const tombstones = fresh ? [] : await kb.db.tombstones();
-  for (const t of tombstones) {
-    changes.push({ id: t.id, deleted: true, updatedAt: t.deletedAt, base: t.base ?? null });
+  const tombstones = await kb.db.tombstones();
+  if (!fresh) {
+    for (const t of tombstones) {
+      changes.push({ id: t.id, deleted: true, updatedAt: t.deletedAt, base: t.base ?? null });
+    }
   }
   return {
     server,
     fresh,
+    // Those dropped unsent by a fresh sync: only these are cleared after it (not ones made
+    // while it ran).
+    staleTombstones: fresh ? tombstones.map((t) => t.id) : [],
     model: model ? model.id : null,
     dims: model ? model.dims : null,
     changes,
@@ -73,6 +78,9 @@ export async function buildRequest(kb, server) {
  * kept as the sync state the popup shows.
  */
 export async function applyResponse(kb, request, response) {
+  if (!response || !Array.isArray(response.changes) || typeof response.serverTime !== 'string') {
+    throw new Error(`the server at ${request.server} did not answer like a devlens server (no sync answer): is the server URL right?`);
+  }
   const rejected = new Map((response.rejected || []).map((r) => [r.id, r.why]));
   const fromServer = new Map((response.changes || []).map((c) => [c.id, c]));
   const sent = new Map(request.changes.map((c) => [c.id, c]));
@@ -89,6 +97,12 @@ export async function applyResponse(kb, request, response) {
     const current = kb.solutions.get(change.id);
     if (current && current.updatedAt === change.updatedAt) {
       synced.push({ ...current, sync: { base: current.updatedAt, dirty: false } });
+    } else if (current) {
+      // Edited again while the sync ran: still to send, but from the version the server has now.
+      synced.push({ ...current, sync: { base: change.updatedAt, dirty: true } });
+    } else {
+      // Deleted while the sync ran: the deletion is of the version the server has now.
+      await kb.db.rebaseTombstone(change.id, change.updatedAt);
     }
   }
   if (synced.length) await kb.db.put(synced);
@@ -119,7 +133,7 @@ export async function applyResponse(kb, request, response) {
     for (const id of deleted) kb.forget(id);
   }
   // (A deletion the server overruled was cleared when its solution came back above.)
-  if (request.fresh) tombstonesDone.push(...(await kb.db.tombstones()).map((t) => t.id));
+  tombstonesDone.push(...(request.staleTombstones || []));
   await kb.db.clearTombstones(tombstonesDone);
   await kb.db.setMeta('syncServer', request.server);
 

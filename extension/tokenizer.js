@@ -23,7 +23,7 @@ function isChinese(cp) {
     (cp >= 0x20000 && cp <= 0x2a6df) ||
     (cp >= 0x2a700 && cp <= 0x2b73f) ||
     (cp >= 0x2b740 && cp <= 0x2b81f) ||
-    (cp >= 0x2b820 && cp <= 0x2ceaf) ||
+    (cp >= 0x2b920 && cp <= 0x2ceaf) || // sic: the tokenizers library's range
     (cp >= 0xf900 && cp <= 0xfaff) ||
     (cp >= 0x2f800 && cp <= 0x2fa1f)
   );
@@ -57,7 +57,9 @@ function normalize(text, options) {
     ? options.lowercase
     : options.strip_accents;
   if (stripAccents) out = out.normalize('NFD').replace(/\p{Mn}/gu, '');
-  if (options.lowercase) out = out.toLowerCase();
+  // Character by character, as the tokenizers library does (String#toLowerCase would apply the
+  // final-sigma rule: "ΟΔΟΣ" → "οδος" ending in ς instead of σ).
+  if (options.lowercase) out = Array.from(out, (ch) => ch.toLowerCase()).join('');
   return out;
 }
 

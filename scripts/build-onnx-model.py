@@ -172,8 +172,9 @@ def main():
     # uint8 weights (the u8u8 kernels), not int8: on x86 without VNNI, ONNX Runtime multiplies
     # u8 activations by s8 weights with pmaddubsw, whose int16 pair sums saturate, so the same
     # model's vectors differed between this machine and the Chrome extension's WebAssembly build
-    # (cosine 0.985-0.997); with u8u8 both do exact integer arithmetic (≥ 0.999, usually 1.0)
-    # and stay as close to the float32 vectors (0.99), at ~19% of the native speed on AVX2.
+    # (cosine 0.985-0.997); with u8u8 both do exact integer arithmetic (1.0 for most texts, the
+    # rest ≥ 0.99: the float kernels between the layers still differ), and stay as close to the
+    # float32 vectors (0.99); it costs ~19% of the native speed on AVX2.
     quantize_dynamic(
         fp32,
         int8 + ".tmp",

