@@ -47,13 +47,6 @@ fn chunking_texts() -> Vec<String> {
     ]
 }
 
-fn cosine(a: &[f32], b: &[f32]) -> f32 {
-    let dot: f32 = a.iter().zip(b).map(|(x, y)| x * y).sum();
-    let na: f32 = a.iter().map(|x| x * x).sum::<f32>().sqrt();
-    let nb: f32 = b.iter().map(|x| x * x).sum::<f32>().sqrt();
-    dot / (na * nb)
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_extension_saves_searches_asks_and_moves_its_solutions_with_no_server() {
     if !common::browser_available() {
@@ -71,7 +64,9 @@ async fn the_extension_saves_searches_asks_and_moves_its_solutions_with_no_serve
     ] {
         assert!(dir.join(name).is_file(), "{name} missing");
     }
-    let size: u64 = walk_size(&dir);
+    let installed =
+        common::stdout_json(common::devlens(data.path()).args(["extension", "path", "--json"]));
+    let size = installed["bytes"].as_u64().unwrap();
     assert!(size < 40_000_000, "the extension folder is {size} bytes");
 
     let site = common::serve_router(axum::Router::new().route(
@@ -312,7 +307,8 @@ async fn the_extension_saves_searches_asks_and_moves_its_solutions_with_no_serve
             .chunks_exact(4)
             .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
             .collect();
-        let c = cosine(&b, &server_vectors[i]);
+        // Both are L2-normalised: the dot product is the cosine.
+        let c = devlens_embed::dot(&b, &server_vectors[i]);
         assert!(c >= 0.99, "cosine {c} for {text:?}");
         cosines.push(c);
     }
@@ -398,21 +394,6 @@ async fn without_its_model_the_extension_saves_and_searches_by_keywords_and_says
     );
     assert_eq!(outcome[4], json!(["Fix CORS preflight on PUT"]));
     driver.close().await;
-}
-
-fn walk_size(dir: &Path) -> u64 {
-    std::fs::read_dir(dir)
-        .unwrap()
-        .flatten()
-        .map(|e| {
-            let m = e.metadata().unwrap();
-            if m.is_dir() {
-                walk_size(&e.path())
-            } else {
-                m.len()
-            }
-        })
-        .sum()
 }
 
 fn copy_dir(from: &Path, to: &Path, skip: &dyn Fn(&Path) -> bool) {
