@@ -29,10 +29,10 @@ use crate::{App, AppError};
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SpecArgs {
-    /// Project name from projects.json / devlens.toml. Omit to use the active project.
+    /// A configured project; omit for the active one.
     #[serde(default, alias = "project")]
     pub project_name: Option<String>,
-    /// A spec file path or http(s) URL, instead of a project.
+    /// A spec file or http(s) URL instead of a project.
     #[serde(default)]
     pub spec: Option<String>,
 }
@@ -225,10 +225,10 @@ pub async fn details(
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SearchArgs {
-    /// A natural-language question, e.g. "add a label to an issue". Exactly one of query or tag.
+    /// A natural-language question, e.g. "add a label to an issue".
     #[serde(default)]
     pub query: Option<String>,
-    /// List this tag's endpoints instead of searching. Exactly one of query or tag.
+    /// List this tag's endpoints instead of searching.
     #[serde(default)]
     pub tag: Option<String>,
     /// Keep only this method: GET, POST, PUT, PATCH or DELETE.
@@ -273,10 +273,10 @@ impl SearchArgs {
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SemanticSearchArgs {
-    /// A natural-language question, e.g. "add a label to an issue". Exactly one of query or tag.
+    /// A natural-language question, e.g. "add a label to an issue".
     #[serde(default)]
     pub query: Option<String>,
-    /// List this tag's endpoints instead of searching. Exactly one of query or tag.
+    /// List this tag's endpoints instead of searching.
     #[serde(default)]
     pub tag: Option<String>,
     /// Keep only this method: GET, POST, PUT, PATCH or DELETE.

@@ -40,7 +40,8 @@ use crate::{App, AppError};
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ConnectionArgs {
-    /// Omit for the active connection.
+    // Omit for the active connection. Said once for all page tools (chrome_list_connections, the
+    // server's instructions), not in each tool's schema: ~45 bytes times 26 tools.
     #[serde(default)]
     pub connection_id: Option<String>,
 }
@@ -57,17 +58,16 @@ impl ConnectionArgs {
 #[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum ChromeAction {
-    /// Start a new browser (headless by default).
+    // Start a new browser (headless by default). The chrome tool's description says what each
+    // action does.
     Launch,
-    /// Attach to a running Chrome's DevTools endpoint.
+    // Attach to a running Chrome's DevTools endpoint.
     Connect,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ChromeArgs {
-    /// launch: start a browser devlens owns (closed when devlens exits); connect: attach to a
-    /// running Chrome started with --remote-debugging-port.
     pub action: ChromeAction,
     /// launch: run without a window (default true).
     #[serde(default)]
@@ -89,13 +89,10 @@ pub struct ChromeArgs {
 #[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum TargetAction {
-    /// The tabs of the connection.
+    // What each does is in the target tool's description.
     List,
-    /// Make a tab the one later calls act on.
     Switch,
-    /// Open a tab (loading `url` when given) and make it active.
     New,
-    /// Close a tab (default: the active one).
     Close,
 }
 
@@ -149,8 +146,7 @@ pub struct QueryElementsArgs {
     /// CSS selector, e.g. "form button" or "#login". `a >>> b` finds b inside the shadow roots
     /// and iframes under a.
     pub selector: String,
-    /// Also look inside open shadow roots and same-origin iframes even when the page itself
-    /// has matches (without it they are searched only when it has none).
+    /// Search shadow roots and iframes even when the page itself has matches.
     #[serde(default)]
     pub pierce: Option<bool>,
     /// Only elements whose text, value, label or placeholder contains this (case-insensitive).
@@ -284,7 +280,7 @@ pub struct ScrollArgs {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct WaitForArgs {
-    /// Wait for this text (case-insensitive) to appear. Give exactly one condition.
+    /// Wait for this text (case-insensitive) to appear.
     #[serde(default)]
     pub text: Option<String>,
     /// Wait for this text to disappear.
@@ -454,9 +450,9 @@ pub struct InjectCssArgs {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(untagged)]
 pub enum NetworkArg {
-    /// none, offline, slow-3g, fast-3g or fast-4g.
+    // none, offline, slow-3g, fast-3g or fast-4g (the field's description says so).
     Preset(String),
-    /// {"custom": {"latencyMs": .., "downloadKbps": .., "uploadKbps": ..}}
+    // {"custom": {"latencyMs": .., "downloadKbps": .., "uploadKbps": ..}} (the schema shows it).
     Profile(NetworkProfile),
 }
 

@@ -26,7 +26,7 @@ async fn debug_tab(app: &App, connection_id: &Option<String>) -> Result<Tab, App
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct DebugConnectionArgs {
-    /// The connection to use (from chrome_list_connections). Omit for the active one.
+    // Omit for the active one (chrome_list_connections says so, once for every page tool).
     #[serde(default)]
     pub connection_id: Option<String>,
 }
@@ -67,9 +67,9 @@ pub struct BreakpointArgs {
 #[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum ExecutionAction {
-    /// Continue a paused page.
+    // Continue a paused page. (The execution tool's description says what each does.)
     Resume,
-    /// Stop at the next JavaScript the page runs.
+    // Stop at the next JavaScript the page runs.
     Pause,
 }
 
@@ -97,7 +97,7 @@ pub struct StepArgs {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct EvaluateInFrameArgs {
-    /// JavaScript evaluated in the call frame: it sees the frame's locals and closures.
+    /// JavaScript to evaluate in the frame.
     pub expression: String,
     /// The frame (0 = where execution stopped; call_stack lists them). Default 0.
     #[serde(default)]

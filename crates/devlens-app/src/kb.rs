@@ -295,8 +295,7 @@ pub async fn ask(app: &App, args: AskKnowledgeBase) -> Result<AskAnswer, AppErro
 pub struct GetSolution {
     /// The solution's id, from search_solutions or ask_knowledge_base.
     pub id: String,
-    /// Read the text from this character on: the nextOffset of a previous answer whose text was
-    /// cut (default 0).
+    /// The character to read the text from: a cut answer's nextOffset (default 0).
     #[serde(default)]
     pub offset: Option<usize>,
 }

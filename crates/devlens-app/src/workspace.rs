@@ -95,16 +95,16 @@ pub struct WriteFile {
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct PageCheck {
-    /// Wait for the page to take the change (default true; false: just write).
+    /// Wait for the page to take the change (default true).
     #[serde(default)]
     pub wait: Option<bool>,
     /// Reload the page when no dev server with hot reload feeds it (default true).
     #[serde(default)]
     pub reload: Option<bool>,
-    /// Attach a screenshot of the page after the change.
+    /// Attach a screenshot afterwards.
     #[serde(default)]
     pub screenshot: Option<bool>,
-    /// Report this element's computed style after the change.
+    /// Report an element's computed style afterwards.
     #[serde(default)]
     pub style: Option<StyleCheck>,
     /// How long the dev server may take, in ms (default 8000, at most 60000).
@@ -118,8 +118,7 @@ pub struct PageCheck {
 pub struct StyleCheck {
     /// A CSS selector; the first match is read.
     pub selector: String,
-    /// CSS properties, e.g. ["color", "font-size"] (default: color, background-color,
-    /// font-size, display).
+    /// Default: color, background-color, font-size, display.
     #[serde(default)]
     pub properties: Vec<String>,
 }

@@ -83,7 +83,7 @@ impl DevlensServer {
         reply(tags.await)
     }
 
-    /// List a tag's endpoints: method, path, operationId and summary. Paged (default 100).
+    /// List a tag's endpoints: method, path, operationId and summary. Paged.
     #[tool(
         name = "list_endpoints_by_tag",
         annotations(title = "List endpoints of a tag", read_only_hint = true, idempotent_hint = true, open_world_hint = false),
@@ -128,7 +128,7 @@ impl DevlensServer {
     }
 
     /// Find endpoints for a question (ranked), or list a tag's endpoints; optionally keep only
-    /// one HTTP method. Give exactly one of query or tag, and a limit (1-50).
+    /// one HTTP method. Give exactly one of query or tag.
     #[tool(
         name = "search_api_documentation",
         annotations(
@@ -151,8 +151,9 @@ impl DevlensServer {
         reply(found.await)
     }
 
-    /// Find endpoints by meaning (embeddings): the same as search_api_documentation in semantic
-    /// mode. Falls back to keyword ranking, and says so, when no semantic index is built.
+    /// Find endpoints by meaning (embeddings): search_api_documentation in semantic mode (exactly
+    /// one of query or tag). Falls back to keyword ranking, and says so, when no semantic index
+    /// is built.
     #[tool(
         name = "semantic_search_api_documentation",
         annotations(
@@ -176,9 +177,8 @@ impl DevlensServer {
     }
 
     /// Build or rebuild the semantic search index of a project's spec (embeds every endpoint;
-    /// unchanged endpoints reuse their vectors). Sends progress notifications when the call
-    /// carries a progressToken. Searches keep using the previous index until the new one is
-    /// complete.
+    /// unchanged endpoints reuse their vectors; progress notifications given a progressToken).
+    /// Searches keep using the previous index until the new one is complete.
     #[tool(
         name = "build_api_embedding_index",
         annotations(title = "Build the semantic API index", read_only_hint = false, destructive_hint = false, idempotent_hint = true, open_world_hint = false),
@@ -247,10 +247,10 @@ impl DevlensServer {
         reply(checked.await)
     }
 
-    /// Call an endpoint by operationId: arguments are checked against the spec first (the
-    /// contract comes with any error), the request is built with the project's base URL and
-    /// credentials (from the environment, never shown), and the answer is checked against the
-    /// spec. GET is sent; other methods are a dry run (curl) unless execute is true.
+    /// Call an endpoint by operationId with the project's base URL and credentials (from the
+    /// environment, never shown); arguments and answer are checked against the spec (an error
+    /// comes with the contract). GET is sent; other methods are a dry run (curl) unless execute
+    /// is true.
     #[tool(
         name = "call_endpoint",
         annotations(

@@ -6,11 +6,7 @@
 //! `structuredContent` (screenshots as MCP image content). Every tool that acts on a page takes
 //! an optional `connectionId`; without it the active connection and its active tab are used.
 
-use rmcp::{
-    handler::server::{tool::schema_for_output, wrapper::Parameters},
-    model::CallToolResult,
-    tool, tool_router,
-};
+use rmcp::{handler::server::wrapper::Parameters, model::CallToolResult, tool, tool_router};
 
 use devlens_app::browser::{
     self as browser, ChromeArgs, ClickArgs, ConnectionArgs, ConsoleArgs, ElementArgs, EmulateArgs,
@@ -18,7 +14,6 @@ use devlens_app::browser::{
     NetworkRequestArgs, PressKeyArgs, QueryElementsArgs, RemoveCssArgs, ScreenshotArgs, ScrollArgs,
     SelectOptionArgs, SnapshotArgs, TargetArgs, TypeTextArgs, WaitForArgs, WithScreenshot,
 };
-use devlens_app::browser::{CssInjection, CssRemoval, Disconnected};
 use devlens_app::{AppError, Report};
 
 use crate::{
@@ -40,8 +35,9 @@ fn respond_shown<T: Report>(result: Result<WithScreenshot<T>, AppError>) -> Call
 
 #[tool_router(router = browser_tools, vis = "pub(crate)")]
 impl DevlensServer {
-    /// Launch a browser (headless by default; closed when devlens exits) or connect to a running
-    /// Chrome (endpoint: port, host:port, http or ws URL). The new connection becomes active.
+    /// launch: a browser devlens owns (headless by default; closed when devlens exits); connect:
+    /// a running Chrome started with --remote-debugging-port (endpoint: port, host:port, http or
+    /// ws URL). The new connection becomes active.
     #[tool(
         name = "chrome",
         annotations(
@@ -57,6 +53,7 @@ impl DevlensServer {
     }
 
     /// The browser connections: id, launched or connected, endpoint, tabs, which is active.
+    /// Page tools act on the active one; give connectionId for another.
     #[tool(
         name = "chrome_list_connections",
         annotations(
@@ -74,8 +71,13 @@ impl DevlensServer {
     /// browser devlens connected to keeps running.
     #[tool(
         name = "chrome_disconnect",
-        annotations(title = "Disconnect a browser", read_only_hint = false, destructive_hint = true, idempotent_hint = false, open_world_hint = false),
-        output_schema = schema_for_output::<Disconnected>()
+        annotations(
+            title = "Disconnect a browser",
+            read_only_hint = false,
+            destructive_hint = true,
+            idempotent_hint = false,
+            open_world_hint = false
+        )
     )]
     async fn chrome_disconnect(
         &self,
@@ -84,8 +86,9 @@ impl DevlensServer {
         reply(browser::disconnect(self.app(), args).await)
     }
 
-    /// Tabs: list them, switch to one, open a new one (optionally loading url), or close one.
-    /// Name a tab by index, title, url or id.
+    /// Tabs: list them, switch to one (later calls act on it), open a new one (optionally
+    /// loading url; it becomes active), or close one (default: the active one). Name a tab by
+    /// index, title, url or id.
     #[tool(
         name = "target",
         annotations(
@@ -117,8 +120,8 @@ impl DevlensServer {
     }
 
     /// Find elements by CSS selector: compact summaries (tag, id, classes, role, text, key
-    /// attributes, visibility, box). 5 by default, at most 20; filter by text and visibility.
-    /// Looks inside open shadow roots and same-origin iframes when the page itself has no match.
+    /// attributes, visibility, box). Looks inside open shadow roots and same-origin iframes
+    /// when the page itself has no match.
     #[tool(
         name = "query_elements",
         annotations(
@@ -136,7 +139,7 @@ impl DevlensServer {
     }
 
     /// The page's accessibility tree as compact text; interactive elements get refs (e12) that
-    /// the action tools accept. Paged (200 lines by default).
+    /// the action tools accept. Paged.
     #[tool(
         name = "snapshot",
         annotations(
@@ -260,7 +263,7 @@ impl DevlensServer {
     }
 
     /// Wait until text appears or disappears, a selector reaches a state, the URL contains
-    /// something, or the network is idle. Give exactly one condition; timeoutMs default 5000.
+    /// something, or the network is idle. Give exactly one condition.
     #[tool(
         name = "wait_for",
         annotations(
@@ -292,8 +295,7 @@ impl DevlensServer {
         reply(browser::handle_dialog(self.app(), args).await)
     }
 
-    /// The tab's console: messages, errors with their stack, uncaught exceptions. Filter by
-    /// level and text; the most recent 50 by default; sinceLastRead for only new ones.
+    /// The tab's console: messages, errors with their stack, uncaught exceptions.
     #[tool(
         name = "get_console_logs",
         annotations(
@@ -308,8 +310,7 @@ impl DevlensServer {
     }
 
     /// The tab's requests (current page): id, method, status, type, URL, duration, size.
-    /// Static resources that loaded fine are left out unless includeStatic. Filters: failedOnly,
-    /// resourceType, urlContains; paged (50 by default).
+    /// Static resources that loaded fine are left out unless includeStatic. Paged.
     #[tool(
         name = "list_network_requests",
         annotations(
@@ -384,8 +385,7 @@ impl DevlensServer {
     }
 
     /// Run JavaScript in the page like the DevTools console: returns the value as JSON, the
-    /// console output it produced, and a thrown error with its stack. screenshot: true attaches
-    /// a screenshot taken afterwards.
+    /// console output it produced, and a thrown error with its stack.
     #[tool(
         name = "evaluate",
         annotations(
@@ -400,23 +400,32 @@ impl DevlensServer {
         respond_shown(browser::evaluate(self.app(), args).await)
     }
 
-    /// Add a stylesheet to the page and say how many elements its rules match. screenshot: true
-    /// attaches a screenshot taken afterwards. remove_css takes it away again.
+    /// Add a stylesheet to the page and say how many elements its rules match. remove_css takes
+    /// it away again.
     #[tool(
         name = "inject_css",
-        annotations(title = "Inject CSS", read_only_hint = false, destructive_hint = false, idempotent_hint = false, open_world_hint = false),
-        output_schema = schema_for_output::<CssInjection>()
+        annotations(
+            title = "Inject CSS",
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = false,
+            open_world_hint = false
+        )
     )]
     async fn inject_css(&self, Parameters(args): Parameters<InjectCssArgs>) -> CallToolResult {
         respond_shown(browser::inject_css(self.app(), args).await)
     }
 
-    /// Remove a stylesheet inject_css added (by the id it answered with). screenshot: true
-    /// attaches a screenshot taken afterwards.
+    /// Remove a stylesheet inject_css added (by the id it answered with).
     #[tool(
         name = "remove_css",
-        annotations(title = "Remove injected CSS", read_only_hint = false, destructive_hint = false, idempotent_hint = true, open_world_hint = false),
-        output_schema = schema_for_output::<CssRemoval>()
+        annotations(
+            title = "Remove injected CSS",
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
     )]
     async fn remove_css(&self, Parameters(args): Parameters<RemoveCssArgs>) -> CallToolResult {
         respond_shown(browser::remove_css(self.app(), args).await)

@@ -40,10 +40,9 @@ impl DevlensServer {
         reply(debugger::enable(self.app(), args).await)
     }
 
-    /// Breakpoints: set one by script URL (or its end, e.g. app.js; with source maps, the
-    /// original file, e.g. src/cart.ts) and 1-based line, with an optional condition; remove
-    /// one by id; list them. Then trigger the code (click_element,
-    /// navigate, evaluate): the call returns with where the page paused.
+    /// Breakpoints: set one by script URL and 1-based line, with an optional condition; remove
+    /// one by id; list them. Then trigger the code (click_element, navigate, evaluate): the
+    /// call returns with where the page paused.
     #[tool(
         name = "breakpoint",
         annotations(

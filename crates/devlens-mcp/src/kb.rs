@@ -4,15 +4,10 @@
 //! Thin adapters over [`devlens_app::kb`], whose argument types they take as they are; the
 //! knowledge base itself is opened on first use and shared with the REST API.
 
-use rmcp::{
-    handler::server::{tool::schema_for_output, wrapper::Parameters},
-    model::CallToolResult,
-    tool, tool_router,
-};
+use rmcp::{handler::server::wrapper::Parameters, model::CallToolResult, tool, tool_router};
 
 use devlens_app::kb::{
-    self, AskKnowledgeBase, Deleted, GetSolution, SaveSolution, Saved, SearchSolutions, SolutionId,
-    SolutionRead,
+    self, AskKnowledgeBase, GetSolution, SaveSolution, Saved, SearchSolutions, SolutionId,
 };
 
 use crate::{DevlensServer, reply::reply};
@@ -23,8 +18,13 @@ impl DevlensServer {
     /// meaning. Give id to update a saved one.
     #[tool(
         name = "save_solution",
-        annotations(title = "Save a solution", read_only_hint = false, destructive_hint = false, idempotent_hint = false, open_world_hint = false),
-        output_schema = schema_for_output::<Saved>()
+        annotations(
+            title = "Save a solution",
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = false,
+            open_world_hint = false
+        )
     )]
     async fn save_solution(&self, Parameters(args): Parameters<SaveSolution>) -> CallToolResult {
         // The agent sent the text: it gets back only the start of it.
@@ -49,7 +49,7 @@ impl DevlensServer {
     }
 
     /// Answer from the knowledge base: the best solutions as a numbered context with sources;
-    /// answer from it citing [n]. generate_answer also has the configured LLM answer.
+    /// answer from it citing [n].
     #[tool(
         name = "ask_knowledge_base",
         annotations(
@@ -70,8 +70,12 @@ impl DevlensServer {
     /// offset to read on from).
     #[tool(
         name = "get_solution",
-        annotations(title = "Get a saved solution", read_only_hint = true, idempotent_hint = true, open_world_hint = false),
-        output_schema = schema_for_output::<SolutionRead>()
+        annotations(
+            title = "Get a saved solution",
+            read_only_hint = true,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
     )]
     async fn get_solution(&self, Parameters(args): Parameters<GetSolution>) -> CallToolResult {
         reply(kb::read(self.app(), &args))
@@ -80,8 +84,13 @@ impl DevlensServer {
     /// Delete a saved solution.
     #[tool(
         name = "delete_solution",
-        annotations(title = "Delete a saved solution", read_only_hint = false, destructive_hint = true, idempotent_hint = true, open_world_hint = false),
-        output_schema = schema_for_output::<Deleted>()
+        annotations(
+            title = "Delete a saved solution",
+            read_only_hint = false,
+            destructive_hint = true,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
     )]
     async fn delete_solution(&self, Parameters(args): Parameters<SolutionId>) -> CallToolResult {
         reply(kb::delete(self.app(), &args.id))

@@ -240,13 +240,42 @@ fn family_of(tool: &str) -> Option<ToolFamily> {
         .find(|family| DevlensServer::family_tools(*family).has_route(tool))
 }
 
-/// `tool` with the lean schemas of [`schema`].
+/// `tool` with the lean schemas of [`schema`], its description's wrapped lines joined and only
+/// the annotations that differ from MCP's defaults.
 fn compact_tool(mut tool: Tool) -> Tool {
+    if let Some(description) = &mut tool.description
+        && description.contains('\n')
+    {
+        *description = schema::unwrap_lines(description).into();
+    }
     schema::compact_input_schema(Arc::make_mut(&mut tool.input_schema));
     if let Some(output) = &mut tool.output_schema {
         schema::compact_output_schema(Arc::make_mut(output));
     }
+    if let Some(annotations) = &mut tool.annotations {
+        lean_annotations(annotations);
+    }
     tool
+}
+
+/// Drops the hints that say what MCP assumes when a hint is absent — not read-only, destructive,
+/// not idempotent, open world — and, on a read-only tool, the two hints MCP defines only for
+/// tools that change something (destructive, idempotent). A client reads the same annotations;
+/// every tool stops paying ~50 bytes for them.
+fn lean_annotations(annotations: &mut rmcp::model::ToolAnnotations) {
+    let read_only = annotations.read_only_hint == Some(true);
+    if annotations.read_only_hint == Some(false) {
+        annotations.read_only_hint = None;
+    }
+    if read_only || annotations.destructive_hint == Some(true) {
+        annotations.destructive_hint = None;
+    }
+    if read_only || annotations.idempotent_hint == Some(false) {
+        annotations.idempotent_hint = None;
+    }
+    if annotations.open_world_hint == Some(true) {
+        annotations.open_world_hint = None;
+    }
 }
 
 /// Resources per `resources/list` page.
@@ -673,6 +702,41 @@ pub fn streamable_http(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn annotations_keep_only_what_differs_from_mcp_defaults() {
+        let mut click = rmcp::model::ToolAnnotations::new()
+            .read_only(false)
+            .destructive(true)
+            .idempotent(false)
+            .open_world(true);
+        lean_annotations(&mut click);
+        assert_eq!(
+            serde_json::to_value(&click).unwrap(),
+            serde_json::json!({}),
+            "every hint is MCP's default"
+        );
+        let mut read = rmcp::model::ToolAnnotations::new()
+            .read_only(true)
+            .destructive(false)
+            .idempotent(true)
+            .open_world(false);
+        lean_annotations(&mut read);
+        assert_eq!(
+            serde_json::to_value(&read).unwrap(),
+            serde_json::json!({"readOnlyHint": true, "openWorldHint": false})
+        );
+        let mut emulate = rmcp::model::ToolAnnotations::new()
+            .read_only(false)
+            .destructive(false)
+            .idempotent(true)
+            .open_world(false);
+        lean_annotations(&mut emulate);
+        assert_eq!(
+            serde_json::to_value(&emulate).unwrap(),
+            serde_json::json!({"destructiveHint": false, "idempotentHint": true, "openWorldHint": false})
+        );
+    }
 
     #[test]
     fn resource_pages_follow_the_cursor_and_a_bad_cursor_says_what_to_pass() {

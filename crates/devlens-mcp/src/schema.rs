@@ -1,9 +1,11 @@
 //! Leaner tool schemas. Every client sends `tools/list` to its model, so each token there is paid
-//! on every conversation. schemars writes optional arguments for validators, not for models:
+//! on every conversation, and the TypeScript SDK compiles every output schema (Ajv) before its
+//! `listTools()` returns. schemars writes optional arguments for validators, not for models:
 //! `"type": ["string", "null"]`, `"default": null`, `anyOf [$ref, null]`, Rust integer formats
-//! (`uint64`, which JSON Schema validators then warn about) and a `$schema` line per tool. The
-//! meaning for a caller is unchanged by dropping them: an argument that is not `required` may be
-//! left out.
+//! (`uint64`, which JSON Schema validators then warn about), a `$schema` line per tool, and the
+//! line breaks of the doc comments it reads. The meaning for a caller is unchanged by dropping
+//! them: an argument that is not `required` may be left out, and an empty default (`[]`, `false`,
+//! `0`, `""`) is what leaving it out means.
 
 use serde_json::{Map, Value};
 
@@ -17,6 +19,8 @@ const RUST_NUMBER_FORMATS: &[&str] = &[
 /// enums referenced once inlined, no Rust formats or implied bounds.
 pub(crate) fn compact_input_schema(schema: &mut Map<String, Value>) {
     schema.remove("$schema");
+    unwrap_descriptions(schema);
+    drop_empty_defaults(schema);
     if let Some(Value::Object(defs)) = schema.get_mut("$defs") {
         for definition in defs.values_mut() {
             if let Value::Object(definition) = definition {
@@ -150,11 +154,99 @@ fn inline_refs(value: &mut Value, single: &Map<String, Value>) {
     }
 }
 
-/// An output schema without `$schema` and Rust formats. Its `null`s stay: clients validate the
-/// structured content against it.
+/// An output schema as a client uses it: to check the structured content (the model reads the
+/// text answer). Names, types and `null`s stay; `$schema`, Rust formats and descriptions go, and
+/// definitions used once are inlined.
 pub(crate) fn compact_output_schema(schema: &mut Map<String, Value>) {
     schema.remove("$schema");
+    for_each_schema(schema, &mut |schema| {
+        if schema.get("description").is_some_and(Value::is_string) {
+            schema.remove("description");
+        }
+    });
+    inline_single_use_definitions(schema);
     strip_rust_formats(schema);
+    drop_unused_defs(schema);
+}
+
+/// A doc comment's wrapped lines joined into one: schemars and rmcp keep the line breaks of the
+/// `///` comments they read, which a model has no use for. A break before a list item, an
+/// indented or fenced line or an empty line (a paragraph) stays.
+pub(crate) fn unwrap_lines(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut lines = text.split('\n').peekable();
+    while let Some(line) = lines.next() {
+        out.push_str(line);
+        let Some(next) = lines.peek() else { break };
+        let keeps_break = line.is_empty()
+            || next.is_empty()
+            || next.starts_with([' ', '\t', '-', '*', '|', '`', '#'])
+            || next
+                .split_once(". ")
+                .is_some_and(|(n, _)| n.chars().all(|c| c.is_ascii_digit()));
+        out.push(if keeps_break { '\n' } else { ' ' });
+    }
+    out
+}
+
+/// [`unwrap_lines`] on every `description` of a schema.
+fn unwrap_descriptions(schema: &mut Map<String, Value>) {
+    for_each_schema(schema, &mut |schema| {
+        if let Some(Value::String(description)) = schema.get_mut("description")
+            && description.contains('\n')
+        {
+            *description = unwrap_lines(description);
+        }
+    });
+}
+
+/// Removes `default`s that say what leaving the argument out says anyway: `[]`, `{}`, `false`,
+/// `0` and `""`.
+fn drop_empty_defaults(schema: &mut Map<String, Value>) {
+    for_each_schema(schema, &mut |schema| {
+        let empty = match schema.get("default") {
+            Some(Value::Array(items)) => items.is_empty(),
+            Some(Value::Object(map)) => map.is_empty(),
+            Some(Value::Bool(b)) => !b,
+            Some(Value::Number(n)) => n.as_f64() == Some(0.0),
+            Some(Value::String(s)) => s.is_empty(),
+            _ => false,
+        };
+        if empty {
+            schema.remove("default");
+        }
+    });
+}
+
+/// Calls `f` on `schema` and on every schema nested in it (properties, definitions, items,
+/// alternatives), never on the names of properties or the data a schema holds (`enum`, `const`,
+/// `default`, `examples`).
+fn for_each_schema<F: FnMut(&mut Map<String, Value>)>(schema: &mut Map<String, Value>, f: &mut F) {
+    f(schema);
+    for (key, child) in schema.iter_mut() {
+        match (key.as_str(), child) {
+            ("enum" | "const" | "default" | "examples" | "required", _) => {}
+            (
+                "properties" | "$defs" | "definitions" | "patternProperties",
+                Value::Object(named),
+            ) => {
+                for nested in named.values_mut() {
+                    if let Value::Object(nested) = nested {
+                        for_each_schema(nested, f);
+                    }
+                }
+            }
+            (_, Value::Object(nested)) => for_each_schema(nested, f),
+            (_, Value::Array(items)) => {
+                for item in items {
+                    if let Value::Object(nested) = item {
+                        for_each_schema(nested, f);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
 }
 
 /// `type: [T, "null"]` → `type: T`; `anyOf: [X, {type: null}]` → X (a referenced definition
@@ -399,6 +491,60 @@ mod tests {
         assert_eq!(
             schema,
             json!({"type": "object", "properties": {"size": {"type": ["integer", "null"]}}})
+        );
+    }
+
+    #[test]
+    fn wrapped_lines_are_joined_and_empty_defaults_dropped_but_not_properties_named_so() {
+        let schema = json!({
+            "type": "object",
+            "description": "One line\nwrapped here.\n\nA paragraph:\n- an item\n- another",
+            "properties": {
+                "tags": {"type": "array", "items": {"type": "string"}, "default": []},
+                "mobile": {"type": "boolean", "default": false},
+                "view": {"type": "string", "default": "frameworks"},
+                "default": {},
+                "description": {"type": "string", "description": "Two\nlines."}
+            }
+        });
+        let compacted = compact(schema);
+        assert_eq!(
+            compacted["description"],
+            "One line wrapped here.\n\nA paragraph:\n- an item\n- another"
+        );
+        assert_eq!(
+            compacted["properties"]["description"]["description"],
+            "Two lines."
+        );
+        assert_eq!(compacted["properties"]["tags"].get("default"), None);
+        assert_eq!(compacted["properties"]["mobile"].get("default"), None);
+        assert_eq!(compacted["properties"]["view"]["default"], "frameworks");
+        assert_eq!(
+            compacted["properties"]["default"],
+            json!({}),
+            "a parameter stays"
+        );
+    }
+
+    #[test]
+    fn output_schemas_lose_descriptions_and_single_use_definitions() {
+        let mut schema = json!({
+            "$defs": {"Tag": {"description": "A tag.", "type": "object",
+                "properties": {"name": {"type": "string", "description": "Its name."}},
+                "required": ["name"]}},
+            "type": "object",
+            "required": ["tags"],
+            "properties": {"tags": {"type": "array", "items": {"$ref": "#/$defs/Tag"}}}
+        });
+        compact_output_schema(schema.as_object_mut().unwrap());
+        assert_eq!(
+            schema,
+            json!({
+                "type": "object",
+                "required": ["tags"],
+                "properties": {"tags": {"type": "array", "items": {"type": "object",
+                    "properties": {"name": {"type": "string"}}, "required": ["name"]}}}
+            })
         );
     }
 }

@@ -315,7 +315,7 @@ impl Visibility {
 }
 
 /// What hide or show did.
-#[derive(Debug, Default, Serialize, JsonSchema)]
+#[derive(Debug, Default, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct Change {
     /// Tools this call hid (or showed).
@@ -655,8 +655,13 @@ impl DevlensServer {
     /// Hidden tools refuse calls until show_tools brings them back.
     #[tool(
         name = "hide_tools",
-        annotations(title = "Hide tools", read_only_hint = false, destructive_hint = false, idempotent_hint = true, open_world_hint = false),
-        output_schema = rmcp::handler::server::tool::schema_for_output::<Change>()
+        annotations(
+            title = "Hide tools",
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
     )]
     async fn hide_tools(&self, Parameters(args): Parameters<ToolsArgs>) -> CallToolResult {
         if args.tools.iter().all(|t| t.trim().is_empty()) {
@@ -684,8 +689,13 @@ impl DevlensServer {
     /// all).
     #[tool(
         name = "show_tools",
-        annotations(title = "Show hidden tools", read_only_hint = false, destructive_hint = false, idempotent_hint = true, open_world_hint = false),
-        output_schema = rmcp::handler::server::tool::schema_for_output::<Change>()
+        annotations(
+            title = "Show hidden tools",
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
     )]
     async fn show_tools(&self, Parameters(args): Parameters<ToolsArgs>) -> CallToolResult {
         if args.tools.iter().all(|t| t.trim().is_empty()) {

@@ -163,8 +163,7 @@ impl DevlensServer {
 
     /// Create or replace a file of the workspace (atomically); answers with the diff. When the
     /// open page uses the file, waits for it to take the change (hot update or reload) and
-    /// reports console errors, failed requests and the dev server's error overlay (`page`
-    /// adds a screenshot or an element's computed style).
+    /// reports console errors, failed requests and the dev server's error overlay.
     #[tool(
         name = "write_file",
         annotations(
