@@ -17,8 +17,8 @@ use devlens_docs::{Docs, validate_id};
 
 pub use devlens_docs::{
     DependencyList, DocsPage, DocsSource, GitSource, IngestReport, IngestRequest, IngestStage,
-    LibraryList, LibraryOutline, ListedDependency, QueryDocsInput, QueryDocsOutput, Resolved,
-    WorkspaceDeps,
+    LibraryList, LibraryOutline, ListedDependency, QueryDocsInput, QueryDocsOutput, RefineAll,
+    Resolved, WorkspaceDeps,
 };
 
 use crate::{App, AppError};
@@ -69,10 +69,13 @@ pub fn dependencies(app: &App) -> Result<DependencyList, AppError> {
 
 /// Reads every installed direct dependency whose installed version is not stored yet;
 /// `progress(dependency, done, total)` before each. One that fails is reported and the rest
-/// go on.
+/// go on. Each is stored searchable first (section vectors); their chunks' own vectors follow
+/// once all are searchable: in the background in a server, else before this returns
+/// (`refining(stored, planned)` meanwhile).
 pub async fn ingest_dependencies(
     app: &App,
     progress: &(dyn Fn(&str, usize, usize) + Sync),
+    refining: &(dyn Fn(&str, usize, usize) + Sync),
 ) -> Result<DependencyIngest, AppError> {
     let root = project_root(app).ok_or_else(no_project)?;
     let docs = app.docs()?;
@@ -95,7 +98,7 @@ pub async fn ingest_dependencies(
     for (i, listed) in todo.iter().enumerate() {
         progress(&listed.dependency.name, i, todo.len());
         match docs
-            .ingest_dependency(&listed.dependency, &|_, _, _| {})
+            .ingest_dependency_searchable(&listed.dependency, &|_, _, _| {})
             .await
         {
             Ok(report) => outcome.ingested.push(report),
@@ -105,7 +108,64 @@ pub async fn ingest_dependencies(
         }
     }
     progress("", todo.len(), todo.len());
+    if outcome.ingested.iter().any(|r| r.refining.is_some()) {
+        if docs.refines_in_background() {
+            let background = docs.refine_in_background();
+            for report in &mut outcome.ingested {
+                report.background = background && report.refining.is_some();
+            }
+        } else {
+            let refined = docs.refine_all(refining).await?;
+            for report in &mut outcome.ingested {
+                if let Some(r) = refined
+                    .refined
+                    .iter()
+                    .find(|r| r.id == report.id && r.version == report.version)
+                {
+                    report.embedded_texts += r.embedded_texts;
+                    report.refining = r.refining;
+                    report.seconds += r.seconds;
+                }
+            }
+            outcome.failed.extend(refined.failed);
+        }
+    }
     Ok(outcome)
+}
+
+/// Adds the missing chunk vectors of every stored version (`devlens docs refine`), or of one
+/// library's versions (`id`); `progress("id version", stored, planned)`.
+pub async fn refine(
+    app: &App,
+    id: Option<&str>,
+    progress: &(dyn Fn(&str, usize, usize) + Sync),
+) -> Result<RefineAll, AppError> {
+    let docs = app.docs()?;
+    match id.map(str::trim).filter(|i| !i.is_empty()) {
+        None => Ok(docs.refine_all(progress).await?),
+        Some(id) => {
+            let library = docs.store().library(id)?.ok_or_else(|| {
+                AppError::new(
+                    ErrorKind::NotFound,
+                    format!("library `{id}` is not stored (see `devlens docs list`)"),
+                )
+            })?;
+            let mut all = RefineAll {
+                refined: Vec::new(),
+                failed: Vec::new(),
+            };
+            for version in &library.versions {
+                let label = format!("{id} {version}");
+                let each = |stored, planned| progress(&label, stored, planned);
+                match docs.refine(id, version, &each).await {
+                    Ok(r) if r.planned > 0 || r.embedded_texts > 0 => all.refined.push(r),
+                    Ok(_) => {}
+                    Err(e) => all.failed.push(format!("{label}: {e}")),
+                }
+            }
+            Ok(all)
+        }
+    }
 }
 
 /// What `devlens docs deps --ingest` did.
@@ -375,6 +435,15 @@ impl Ingest {
     ) -> Result<IngestReport, AppError> {
         Ok(self.docs.ingest(&self.request, progress).await?)
     }
+
+    /// [`Ingest::run`], returning once the version answers queries: its chunks' own vectors are
+    /// left to `devlens docs refine` or a server ([`refine`]).
+    pub async fn run_searchable(
+        &self,
+        progress: &(dyn Fn(IngestStage, usize, usize) + Sync),
+    ) -> Result<IngestReport, AppError> {
+        Ok(self.docs.ingest_searchable(&self.request, progress).await?)
+    }
 }
 
 /// What an ingest is doing, as a stream reports it: `done` of `total` pages read (or fetched),
@@ -392,6 +461,7 @@ impl IngestProgress {
             stage: match stage {
                 IngestStage::Reading => "reading",
                 IngestStage::Embedding => "embedding",
+                IngestStage::Refining => "refining",
             },
             done,
             total,

@@ -120,6 +120,9 @@ pub struct App {
     /// The team server database every corpus keeps its data in, when `[store] url` (or
     /// `DEVLENS_DATABASE_URL`) names one.
     database: Option<Arc<ServerDatabase>>,
+    /// A long-lived process (a server): work that can follow an answer runs in the background
+    /// (docs chunk vectors after an ingest, and those a killed process left).
+    background: bool,
 }
 
 impl std::fmt::Debug for App {
@@ -165,7 +168,16 @@ impl App {
             workspace_explicit: false,
             workspace: Mutex::new(None),
             extension,
+            background: false,
         }
+    }
+
+    /// A long-lived process (`devlens serve`): an ingest answers once the docs are searchable
+    /// and their chunk vectors follow in the background, as do those a killed process left
+    /// (looked for when the docs open).
+    pub fn with_background_work(mut self) -> Self {
+        self.background = true;
+        self
     }
 
     /// Confines tools to the project folder `root`; `read_only` keeps them from writing in it.
@@ -244,11 +256,14 @@ impl App {
                 &devlens_docs::registry_path(&self.config.data_dir),
             )?),
         };
-        let docs = Arc::new(Docs::with_store(
-            store,
-            &self.config,
-            Arc::clone(&self.embedder),
-        )?);
+        let docs = Arc::new(
+            Docs::with_store(store, &self.config, Arc::clone(&self.embedder))?
+                .with_background_refinement(self.background),
+        );
+        if self.background && docs.refinements().is_ok_and(|r| !r.is_empty()) {
+            // Chunk vectors a killed process left unfinished.
+            docs.refine_in_background();
+        }
         *slot = Some(Arc::clone(&docs));
         Ok(docs)
     }

@@ -18,10 +18,10 @@ use crate::{Docs, DocsError, QueryDocsOutput, metrics, redis};
 /// How many answers the in-process cache keeps (the least recently used go first).
 pub const CACHE_CAPACITY: usize = 1024;
 
-/// A cached answer is valid for exactly this request against exactly this stored generation of
-/// the version: re-ingesting (in any process) changes the generation, so stale answers are never
-/// served and need no invalidation.
-pub(crate) type CacheKey = (QueryRequest, i64);
+/// A cached answer is valid for exactly this request against exactly this stored generation and
+/// revision of the version: re-ingesting (in any process) changes the generation, adding chunk
+/// vectors the revision, so stale answers are never served and need no invalidation.
+pub(crate) type CacheKey = (QueryRequest, i64, i64);
 
 /// Counts of the answer cache, for metrics.
 #[derive(Debug, Default)]
@@ -120,7 +120,10 @@ impl Docs {
                 ..request.clone()
             },
             stamp.as_ref().map_or(0, |s| s.generation),
+            // Chunk vectors added to the version since make another answer.
+            stamp.as_ref().map_or(0, |s| s.revision),
         );
+        let refining = stamp.as_ref().and_then(|s| s.refining);
         let cached = self
             .cache
             .lock()
@@ -151,7 +154,8 @@ impl Docs {
             return Ok((answer, CacheOutcome::Redis));
         }
         self.cache_stats.misses.fetch_add(1, Relaxed);
-        let (answer, degraded) = self.answer(request, library, version).await?;
+        let (mut answer, degraded) = self.answer(request, library, version).await?;
+        answer.refining = refining;
         // A keyword-only answer given because the model could not be used is not kept: the
         // next query may have it.
         if !degraded {

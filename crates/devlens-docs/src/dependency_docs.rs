@@ -252,13 +252,29 @@ impl Docs {
         )))
     }
 
-    /// Ingests dependency `dep` from its installed folder at its installed version (`devlens
-    /// docs deps --ingest`, and the first question about it).
+    /// Ingests dependency `dep` from its installed folder at its installed version (the first
+    /// question about it), its chunk vectors as [`Docs::ingest`] adds them.
     pub async fn ingest_dependency(
         &self,
         dep: &Dependency,
         progress: &(dyn Fn(IngestStage, usize, usize) + Sync),
     ) -> Result<IngestReport, DocsError> {
+        let request = Self::dependency_request(dep)?;
+        self.ingest(&request, progress).await
+    }
+
+    /// [`Docs::ingest_dependency`], returning once the version is searchable (`devlens docs
+    /// deps --ingest`, which adds every dependency's chunk vectors after all are searchable).
+    pub async fn ingest_dependency_searchable(
+        &self,
+        dep: &Dependency,
+        progress: &(dyn Fn(IngestStage, usize, usize) + Sync),
+    ) -> Result<IngestReport, DocsError> {
+        let request = Self::dependency_request(dep)?;
+        self.ingest_searchable(&request, progress).await
+    }
+
+    fn dependency_request(dep: &Dependency) -> Result<IngestRequest, DocsError> {
         let (Some(dir), Some(version)) = (dep.dir.clone(), dep.installed.clone()) else {
             return Err(DocsError::InvalidInput(format!(
                 "{} is not installed in the workspace; install the project's dependencies first",
@@ -275,6 +291,6 @@ impl Docs {
             name: Some(dep.name.clone()),
             description: (!dep.description.is_empty()).then(|| dep.description.clone()),
         };
-        self.ingest(&request, progress).await
+        Ok(request)
     }
 }

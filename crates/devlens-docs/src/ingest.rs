@@ -3,7 +3,7 @@
 //! stored docs already have) and replace the stored version in one write, so queries see the old
 //! docs or the new ones.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
@@ -13,7 +13,7 @@ use serde::Serialize;
 use devlens_core::Report;
 use devlens_search::sqlite::blocking;
 
-use crate::store::{ChunkEmbeddings, DocsStore, NewVersion, StoredChunk};
+use crate::store::{ChunkEmbeddings, DocsStore, NewVersion, RefineProgress, StoredChunk};
 use crate::{ChunkKind, DEFAULT_VERSION, Docs, DocsError, crawl, git, package, read, validate_id};
 
 /// Where the docs of a library come from.
@@ -49,7 +49,11 @@ pub struct IngestRequest {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum IngestStage {
     Reading,
+    /// The section texts (`done` of `total`), before the version is stored.
     Embedding,
+    /// The chunks' own vectors after the version is searchable (`done` of `total` chunks have
+    /// theirs).
+    Refining,
 }
 
 /// What an ingest stored.
@@ -76,15 +80,29 @@ pub struct IngestReport {
     pub reused_vectors: usize,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
+    /// Until the version answered queries (its section vectors stored).
+    pub searchable_seconds: f64,
+    /// Until the call returned: with every chunk vector stored, unless `refining` says otherwise.
     pub seconds: f64,
+    /// Set when the call returned before every chunk had its own vector: how far they are.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub refining: Option<RefineProgress>,
+    /// Whether the missing chunk vectors are being added in the background (a server).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub background: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub notice: Option<String>,
 }
 
 impl Report for IngestReport {
     fn to_text(&self) -> String {
+        let searchable = if self.searchable_seconds + 0.05 < self.seconds {
+            format!(" (searchable after {:.1} s)", self.searchable_seconds)
+        } else {
+            String::new()
+        };
         let mut out = format!(
-            "{} {}: {} pages, {} chunks ({} duplicates dropped, {} files skipped) in {:.1} s, {}",
+            "{} {}: {} pages, {} chunks ({} duplicates dropped, {} files skipped) in {:.1} s{}, {}",
             self.id,
             self.version,
             self.pages,
@@ -92,6 +110,7 @@ impl Report for IngestReport {
             self.duplicates,
             self.skipped,
             self.seconds,
+            searchable,
             match &self.model {
                 Some(m) => format!("embedded with {m}"),
                 None => "keyword search only".into(),
@@ -112,14 +131,68 @@ impl Report for IngestReport {
         if let Some(notice) = &self.notice {
             out.push_str(&format!("\nnote: {notice}"));
         }
+        if let Some(refining) = &self.refining {
+            out.push_str(&format!(
+                "\nsearchable now; passage vectors (answers in later paragraphs): {} of {} \
+                 stored, {}",
+                crate::query::grouped(refining.stored),
+                crate::query::grouped(refining.planned),
+                if self.background {
+                    "the rest are being added in the background"
+                } else {
+                    "`devlens docs refine` (or a running devlens server) adds the rest"
+                }
+            ));
+        }
         out
     }
 }
 
 impl Docs {
     /// Reads, chunks, embeds and stores a library version, replacing what was stored under the
-    /// same id and version only once everything is ready.
+    /// same id and version only once it is searchable; then adds its chunks' own vectors
+    /// ([`Docs::refine`]): in the background when this `Docs` refines in the background (a
+    /// server, [`Docs::with_background_refinement`]), else before returning. A failure while
+    /// adding them leaves the version searchable, said in `notice`.
     pub async fn ingest(
+        &self,
+        request: &IngestRequest,
+        progress: &(dyn Fn(IngestStage, usize, usize) + Sync),
+    ) -> Result<IngestReport, DocsError> {
+        let started = Instant::now();
+        let mut report = self.ingest_searchable(request, progress).await?;
+        if report.refining.is_some() {
+            if self.refines_in_background() {
+                report.background = self.refine_in_background();
+            } else {
+                let refining = |stored, planned| progress(IngestStage::Refining, stored, planned);
+                match self.refine(&report.id, &report.version, &refining).await {
+                    Ok(refined) => {
+                        report.embedded_texts += refined.embedded_texts;
+                        report.refining = refined.refining;
+                    }
+                    Err(e) => {
+                        let failed = format!(
+                            "the version is searchable, but adding its passage vectors \
+                             failed: {e}; `devlens docs refine` tries again"
+                        );
+                        report.notice = Some(match report.notice.take() {
+                            Some(other) => format!("{other}; {failed}"),
+                            None => failed,
+                        });
+                    }
+                }
+            }
+        }
+        report.seconds = started.elapsed().as_secs_f64();
+        Ok(report)
+    }
+
+    /// Reads, chunks, embeds and stores a library version, replacing what was stored under the
+    /// same id and version only once it is searchable: its section vectors, and the chunk
+    /// vectors reused from the stored docs. The rest of the chunk vectors are left to
+    /// [`Docs::refine`] (`refining` in the report says how many).
+    pub async fn ingest_searchable(
         &self,
         request: &IngestRequest,
         progress: &(dyn Fn(IngestStage, usize, usize) + Sync),
@@ -243,12 +316,21 @@ impl Docs {
                 let known = blocking(|| {
                     reusable_vectors(registry.as_ref(), &id, &version, embedder.model(), texts)
                 });
+                reused_vectors = texts
+                    .iter()
+                    .filter(|t| known.contains_key(t.as_str()))
+                    .count();
+                // The section texts now, so the version is searchable as soon as it is stored;
+                // the chunks' own texts after that ([`Docs::refine`]).
+                let section_rows: HashSet<usize> = plan.sections.iter().copied().collect();
                 let missing: Vec<String> = texts
                     .iter()
-                    .filter(|t| !known.contains_key(t.as_str()))
-                    .cloned()
+                    .enumerate()
+                    .filter(|(row, t)| {
+                        section_rows.contains(row) && !known.contains_key(t.as_str())
+                    })
+                    .map(|(_, t)| t.clone())
                     .collect();
-                reused_vectors = texts.len() - missing.len();
                 embedded_texts = missing.len();
                 let embedding = |done, total| progress(IngestStage::Embedding, done, total);
                 let embedded = if missing.is_empty() {
@@ -260,24 +342,22 @@ impl Docs {
                     Ok(vectors) if vectors.len() == missing.len() => {
                         let fresh: HashMap<&str, &Vec<f32>> =
                             missing.iter().map(String::as_str).zip(&vectors).collect();
-                        // Every text is either known or fresh, by construction.
-                        let by_text: Option<Vec<&Vec<f32>>> = texts
-                            .iter()
-                            .map(|t| {
-                                known
-                                    .get(t.as_str())
-                                    .or_else(|| fresh.get(t.as_str()).copied())
-                            })
-                            .collect();
-                        let per_chunk = by_text.map(|by_text| {
-                            let sections: Vec<Vec<f32>> =
-                                plan.sections.iter().map(|&r| by_text[r].clone()).collect();
+                        let vector = |row: usize| {
+                            let text = texts[row].as_str();
+                            known.get(text).or_else(|| fresh.get(text).copied())
+                        };
+                        // Every section text is either known or fresh, by construction.
+                        let sections: Option<Vec<Vec<f32>>> =
+                            plan.sections.iter().map(|&r| vector(r).cloned()).collect();
+                        let per_chunk = sections.map(|sections| {
+                            // A chunk's own vector where it is known already; the rest come later.
                             let passages: Vec<Option<Vec<f32>>> = plan
                                 .passages
                                 .iter()
-                                .map(|r| r.map(|r| by_text[r].clone()))
+                                .map(|r| r.and_then(vector).cloned())
                                 .collect();
-                            (sections, passages)
+                            let planned = plan.passages.iter().filter(|p| p.is_some()).count();
+                            (sections, passages, planned)
                         });
                         (per_chunk, Some(embedder.model().to_string()), None)
                     }
@@ -312,15 +392,21 @@ impl Docs {
             pages: pages.pages,
             chunks: &pages.chunks,
             embeddings: match (&model, &embeddings) {
-                (Some(m), Some((sections, passages))) => Some(ChunkEmbeddings {
+                (Some(m), Some((sections, passages, planned))) => Some(ChunkEmbeddings {
                     model: m.as_str(),
                     sections,
                     passages,
+                    planned: *planned,
                 }),
                 _ => None,
             },
         };
+        let refining = new
+            .embeddings
+            .map(|e| e.progress())
+            .filter(RefineProgress::pending);
         blocking(|| registry.replace_version(&new))?;
+        let seconds = started.elapsed().as_secs_f64();
         Ok(IngestReport {
             id,
             name,
@@ -340,7 +426,10 @@ impl Docs {
             embedded_texts,
             reused_vectors,
             model,
-            seconds: started.elapsed().as_secs_f64(),
+            searchable_seconds: seconds,
+            seconds,
+            refining,
+            background: false,
             notice,
         })
     }

@@ -9,8 +9,10 @@
 //!   [`chunk`] cuts them into chunks that keep their heading path (`h1 > h2 > h3`), with code
 //!   blocks whole. [`ingest`] embeds them and stores a version.
 //! - A [`DocsStore`] keeps libraries, versions and chunks with their vectors ([`store`];
-//!   embedded: one SQLite file under the data dir): a version is replaced in one transaction,
-//!   embeddings included, so queries never re-embed the docs.
+//!   embedded: one SQLite file under the data dir): a version is replaced in one transaction
+//!   once its section vectors are computed, so queries never re-embed the docs; its chunks' own
+//!   vectors follow in batches of their own transactions ([`refine`]: before `docs add`
+//!   returns, in the background in a server, resumed after a kill).
 //! - [`search`] ranks a version with BM25 and, when the chunks were embedded, cosine similarity,
 //!   fused by reciprocal rank; without an embedding model ingestion and queries fall back to
 //!   keyword ranking and say so. [`query`] assembles the context best-first and never exceeds
@@ -37,6 +39,7 @@ mod pymeta;
 pub mod query;
 pub mod read;
 pub mod redis;
+pub mod refine;
 pub mod resolve;
 pub mod robots;
 mod rst;
@@ -65,9 +68,12 @@ pub use error::DocsError;
 pub use eval::{EvalReport, GoldenQuestion, parse_golden};
 pub use git::GitSource;
 pub use ingest::{DocsSource, EmbeddingPlan, IngestReport, IngestRequest, IngestStage};
-pub use query::{QueryDocsInput, QueryDocsOutput, QueryRequest};
+pub use query::{QueryDocsInput, QueryDocsOutput, QueryRequest, refining_note};
+pub use refine::{RefineAll, RefineReport};
 pub use resolve::{LibraryMatch, Resolved};
-pub use store::{DocsStore, LibraryInfo, PostgresDocsStore, SqliteDocsStore};
+pub use store::{
+    DocsStore, LibraryInfo, PostgresDocsStore, RefineProgress, Refinement, SqliteDocsStore,
+};
 
 use crate::cache::{CacheKey, new_cache};
 use crate::search::VersionIndex;
@@ -112,6 +118,10 @@ pub struct Docs {
     metrics: metrics::QueryMetrics,
     /// Whether an ingest embeds each prose chunk besides its section (`[docs] passage_vectors`).
     passage_vectors: bool,
+    /// Adds chunk vectors after a version is searchable.
+    refiner: refine::Refiner,
+    /// Whether an ingest leaves them to a background task (a server) or waits for them.
+    background_refinement: bool,
     /// What a crawl may fetch: public hosts, plus the private ones the user allowed.
     outbound: OutboundPolicy,
     /// The workspaces' lock files, parsed once per change.
@@ -135,6 +145,17 @@ pub struct ListedLibrary {
     pub versions: Vec<String>,
     /// Chunks (text, code and examples) of the newest version.
     pub snippets: usize,
+    /// Versions whose chunks are still getting vectors of their own, and how far they are.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub refining: Vec<RefiningVersion>,
+}
+
+/// A version still getting its chunk vectors.
+#[derive(Debug, Clone, Serialize, PartialEq, schemars::JsonSchema)]
+pub struct RefiningVersion {
+    pub version: String,
+    #[serde(flatten)]
+    pub progress: RefineProgress,
 }
 
 /// Every library, by id (`devlens docs list`, `GET /api/docs/libraries`).
@@ -151,13 +172,22 @@ impl Report for LibraryList {
         self.libraries
             .iter()
             .map(|l| {
-                format!(
+                let mut line = format!(
                     "{}  {}  [{}]  {} snippets",
                     l.id,
                     l.name,
                     l.versions.join(", "),
                     l.snippets
-                )
+                );
+                for r in &l.refining {
+                    line.push_str(&format!(
+                        "\n  {}: still adding passage vectors, {} of {} done",
+                        r.version,
+                        query::grouped(r.progress.stored),
+                        query::grouped(r.progress.planned)
+                    ));
+                }
+                line
             })
             .collect::<Vec<_>>()
             .join("\n")
@@ -192,6 +222,8 @@ impl Docs {
             })
             .transpose()?;
         Ok(Self {
+            refiner: refine::Refiner::new(Arc::clone(&store), Arc::clone(&embedder)),
+            background_refinement: false,
             store,
             embedder,
             indexes: Mutex::new(HashMap::new()),
@@ -212,12 +244,15 @@ impl Docs {
         registry_file: &Path,
         embedder: Option<Arc<dyn Embedder>>,
     ) -> Result<Self, DocsError> {
-        let store = SqliteDocsStore::open(registry_file)?;
+        let store: Arc<dyn DocsStore> = Arc::new(SqliteDocsStore::open(registry_file)?);
+        let embedder = Arc::new(LazyEmbedder::ready(
+            embedder.ok_or_else(|| "no embedding model was given".to_string()),
+        ));
         Ok(Self {
-            store: Arc::new(store),
-            embedder: Arc::new(LazyEmbedder::ready(
-                embedder.ok_or_else(|| "no embedding model was given".to_string()),
-            )),
+            refiner: refine::Refiner::new(Arc::clone(&store), Arc::clone(&embedder)),
+            background_refinement: false,
+            store,
+            embedder,
             indexes: Mutex::new(HashMap::new()),
             cache: new_cache(),
             redis: None,
@@ -271,12 +306,21 @@ impl Docs {
 
     /// Every library, by id.
     pub fn list(&self) -> Result<LibraryList, DocsError> {
+        let refinements = self.store.refinements()?;
         Ok(LibraryList {
             libraries: self
                 .store
                 .libraries()?
                 .into_iter()
                 .map(|l| ListedLibrary {
+                    refining: refinements
+                        .iter()
+                        .filter(|r| r.library_id == l.id)
+                        .map(|r| RefiningVersion {
+                            version: r.version.clone(),
+                            progress: r.progress,
+                        })
+                        .collect(),
                     id: l.id,
                     name: l.name,
                     versions: l.versions,

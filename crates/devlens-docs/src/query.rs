@@ -10,8 +10,7 @@ use devlens_search::{Retrieval, SearchMode};
 
 use crate::chunk::ChunkKind;
 use crate::search::VersionIndex;
-use crate::store::LibraryInfo;
-use crate::store::StoredChunk;
+use crate::store::{LibraryInfo, RefineProgress, StoredChunk};
 use crate::tokens;
 use crate::{Docs, DocsError, resolve};
 
@@ -153,6 +152,10 @@ pub struct QueryDocsOutput {
     /// Set when the answer is keyword-only (no embedding model) or otherwise degraded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub notice: Option<String>,
+    /// Set while the version's chunks are still getting vectors of their own: answers found by
+    /// a later paragraph of a long section improve when it finishes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub refining: Option<RefineProgress>,
 }
 
 impl devlens_core::Report for QueryDocsOutput {
@@ -170,8 +173,34 @@ impl devlens_core::Report for QueryDocsOutput {
         if let Some(notice) = &self.notice {
             out.push_str(&format!("\nnote: {notice}"));
         }
+        if let Some(refining) = &self.refining {
+            out.push_str(&format!("\nnote: {}", refining_note(refining)));
+        }
         out
     }
+}
+
+/// What a user reads while a version's chunk vectors are still being added.
+pub fn refining_note(progress: &RefineProgress) -> String {
+    format!(
+        "still adding passage vectors: {} of {} done; answers improve when it finishes \
+         (`devlens docs refine` finishes it now)",
+        grouped(progress.stored),
+        grouped(progress.planned)
+    )
+}
+
+/// `n` with thousands separated by commas (`4,452`).
+pub(crate) fn grouped(n: usize) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
 }
 
 /// A candidate handed to [`assemble`]: a chunk and its relevance.
@@ -330,15 +359,19 @@ impl Docs {
     /// the version was re-ingested (by any process).
     pub(crate) fn index(&self, id: &str, version: &str) -> Result<Arc<VersionIndex>, DocsError> {
         let key = (id.to_string(), version.to_string());
-        let generation = self.store.generation(id, version)?;
-        {
+        let stamp = self
+            .store
+            .stamp(id, version)?
+            .map(|s| (s.generation, s.revision));
+        let earlier = {
             let indexes = self.indexes.lock().unwrap_or_else(|p| p.into_inner());
-            if let Some(index) = indexes.get(&key)
-                && Some(index.generation) == generation
-            {
-                return Ok(Arc::clone(index));
+            match indexes.get(&key) {
+                Some(index) if Some((index.generation, index.revision)) == stamp => {
+                    return Ok(Arc::clone(index));
+                }
+                other => other.cloned(),
             }
-        }
+        };
         let loaded =
             self.store
                 .load_version(id, version)?
@@ -347,7 +380,8 @@ impl Docs {
                     version: version.to_string(),
                     available: Vec::new(),
                 })?;
-        let index = Arc::new(VersionIndex::build(loaded)?);
+        // Chunk vectors added since the last load: the keyword index stays.
+        let index = Arc::new(VersionIndex::build_after(loaded, earlier.as_deref())?);
         self.indexes
             .lock()
             .unwrap_or_else(|p| p.into_inner())
@@ -471,6 +505,7 @@ impl Docs {
             total_tokens: assembled.total_tokens,
             truncated: assembled.truncated,
             notice,
+            refining: None,
         };
         Ok((output, degraded))
     }

@@ -2,6 +2,7 @@
 //! the stored chunk embeddings, fused by reciprocal rank.
 
 use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
 
 use devlens_search::fusion::reciprocal_rank_fusion;
 use devlens_search::{KeywordField, KeywordIndex, VectorIndex};
@@ -48,8 +49,12 @@ const MIN_COSINE: f32 = 0.2;
 #[derive(Debug)]
 pub struct VersionIndex {
     pub generation: i64,
+    /// Batches of chunk vectors the version had when loaded.
+    pub revision: i64,
     pub chunks: Vec<StoredChunk>,
-    keyword: KeywordIndex,
+    /// Shared with the index of the same generation at an earlier revision: chunk vectors
+    /// added later change no text.
+    keyword: Arc<KeywordIndex>,
     /// The model that embedded the chunks, and their vectors.
     vectors: Option<(String, ChunkVectors)>,
 }
@@ -99,28 +104,21 @@ pub struct Ranked {
 
 impl VersionIndex {
     pub fn build(loaded: LoadedVersion) -> Result<Self, DocsError> {
-        let code_names = code_names(&loaded.chunks);
-        let keyword = KeywordIndex::build(
-            FIELDS,
-            loaded.chunks.iter().map(|c| {
-                let names = code_names
-                    .get(&(c.source.as_str(), c.section.as_str()))
-                    .map_or("", String::as_str);
-                vec![
-                    format!(
-                        "{} {}",
-                        c.section,
-                        devlens_search::text::identifier_words(&c.section)
-                    ),
-                    format!(
-                        "{} {}",
-                        c.content,
-                        devlens_search::text::identifier_words(&c.content)
-                    ),
-                    format!("{names} {}", devlens_search::text::identifier_words(names)),
-                ]
-            }),
-        )?;
+        Self::build_after(loaded, None)
+    }
+
+    /// [`Self::build`], keeping the keyword index of `earlier` when it was loaded from the same
+    /// generation (the chunks are the same; only chunk vectors were added since).
+    pub fn build_after(
+        loaded: LoadedVersion,
+        earlier: Option<&VersionIndex>,
+    ) -> Result<Self, DocsError> {
+        let keyword = match earlier {
+            Some(e) if e.generation == loaded.generation && e.chunks == loaded.chunks => {
+                Arc::clone(&e.keyword)
+            }
+            _ => Arc::new(Self::keyword_index(&loaded.chunks)?),
+        };
         let chunks = loaded.chunks.len();
         let vectors = loaded.vectors.and_then(|v| {
             let mut flat = v.sections;
@@ -140,10 +138,36 @@ impl VersionIndex {
         });
         Ok(Self {
             generation: loaded.generation,
+            revision: loaded.revision,
             chunks: loaded.chunks,
             keyword,
             vectors,
         })
+    }
+
+    fn keyword_index(chunks: &[StoredChunk]) -> Result<KeywordIndex, DocsError> {
+        let code_names = code_names(chunks);
+        Ok(KeywordIndex::build(
+            FIELDS,
+            chunks.iter().map(|c| {
+                let names = code_names
+                    .get(&(c.source.as_str(), c.section.as_str()))
+                    .map_or("", String::as_str);
+                vec![
+                    format!(
+                        "{} {}",
+                        c.section,
+                        devlens_search::text::identifier_words(&c.section)
+                    ),
+                    format!(
+                        "{} {}",
+                        c.content,
+                        devlens_search::text::identifier_words(&c.content)
+                    ),
+                    format!("{names} {}", devlens_search::text::identifier_words(names)),
+                ]
+            }),
+        )?)
     }
 
     /// The model whose vectors this version holds, if any.
@@ -276,6 +300,7 @@ mod tests {
         let sections = [unit(1), unit(1), unit(2)].concat();
         let index = VersionIndex::build(LoadedVersion {
             generation: 1,
+            revision: 0,
             chunks,
             vectors: Some(LoadedVectors {
                 model: "m".into(),
@@ -308,6 +333,7 @@ mod tests {
         ];
         let index = VersionIndex::build(LoadedVersion {
             generation: 1,
+            revision: 0,
             chunks,
             vectors: None,
         })

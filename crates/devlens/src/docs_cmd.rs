@@ -3,6 +3,7 @@
 //! `query_docs` tool's output).
 
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use clap::{Args, Subcommand};
 
@@ -74,6 +75,19 @@ pub(crate) enum DocsCommand {
         /// A one-line description (shown by list and resolve)
         #[arg(long)]
         description: Option<String>,
+        /// Return once the version answers queries (its section vectors stored), leaving the
+        /// chunks' own vectors — answers in later paragraphs — to `devlens docs refine` or the
+        /// next `devlens serve`
+        #[arg(long)]
+        searchable_only: bool,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Add the chunk vectors an ingest left unfinished (a killed `docs add`, `--searchable-only`),
+    /// for every library or one; a no-op when none are missing
+    Refine {
+        /// Only this library's versions
+        id: Option<String>,
         #[arg(long)]
         json: bool,
     },
@@ -192,6 +206,7 @@ pub(crate) async fn run(config: Config, args: DocsArgs) -> anyhow::Result<()> {
             version,
             name,
             description,
+            searchable_only,
             json,
         } => {
             let source = docs_source(SourceInput {
@@ -219,15 +234,43 @@ pub(crate) async fn run(config: Config, args: DocsArgs) -> anyhow::Result<()> {
                 _ => "reading pages",
             });
             let embedding = ProgressLine::new("embedding chunks");
-            let ingested = ingest
-                .run(&|stage, done, total| match stage {
-                    IngestStage::Reading => reading.update(done, total),
-                    IngestStage::Embedding => embedding.update(done, total),
-                })
-                .await;
+            let refining = ProgressLine::new("adding passage vectors");
+            let searchable = AtomicBool::new(false);
+            let progress = |stage, done, total| match stage {
+                IngestStage::Reading => reading.update(done, total),
+                IngestStage::Embedding => embedding.update(done, total),
+                IngestStage::Refining => {
+                    if !searchable.swap(true, Ordering::Relaxed) {
+                        embedding.finish();
+                        eprintln!(
+                            "searchable now; adding passage vectors (stopping here keeps it \
+                             searchable: `devlens docs refine` finishes them)"
+                        );
+                    }
+                    refining.update(done, total)
+                }
+            };
+            let ingested = if searchable_only {
+                ingest.run_searchable(&progress).await
+            } else {
+                ingest.run(&progress).await
+            };
             reading.finish();
-            embedding.finish();
+            if searchable.load(Ordering::Relaxed) {
+                refining.finish();
+            } else {
+                embedding.finish();
+            }
             report(json, &ingested?)
+        }
+        DocsCommand::Refine { id, json } => {
+            let line = ProgressLine::new("adding passage vectors");
+            let refined = docs::refine(&app, id.as_deref(), &|_, done, total| {
+                line.update(done, total)
+            })
+            .await;
+            line.finish();
+            report(json, &refined?)
         }
         DocsCommand::List { json } => report(json, &docs::libraries(&app)?),
         DocsCommand::Deps {
@@ -236,10 +279,24 @@ pub(crate) async fn run(config: Config, args: DocsArgs) -> anyhow::Result<()> {
         } => report(json, &docs::dependencies(&app)?),
         DocsCommand::Deps { ingest: true, json } => {
             let line = ProgressLine::new("reading dependencies");
-            let done =
-                docs::ingest_dependencies(&app, &|_name, done, total| line.update(done, total))
-                    .await;
-            line.finish();
+            let refining = ProgressLine::new("adding passage vectors");
+            let searchable = AtomicBool::new(false);
+            let done = docs::ingest_dependencies(
+                &app,
+                &|_name, done, total| line.update(done, total),
+                &|_name, done, total| {
+                    if !searchable.swap(true, Ordering::Relaxed) {
+                        line.finish();
+                    }
+                    refining.update(done, total)
+                },
+            )
+            .await;
+            if searchable.load(Ordering::Relaxed) {
+                refining.finish();
+            } else {
+                line.finish();
+            }
             report(json, &done?)
         }
         DocsCommand::Resolve { name, query, json } => {

@@ -57,7 +57,11 @@ pub(crate) async fn run(
         args.workspace.workspace.as_deref(),
         args.workspace.read_only_workspace,
     );
-    let app = Arc::new(App::new(config).with_workspace_choice(&choice));
+    let app = Arc::new(
+        App::new(config)
+            .with_workspace_choice(&choice)
+            .with_background_work(),
+    );
     // A bad --workspace is an error now, not at the first file call. The folder devlens was
     // started in (an MCP client may start it in `/` or a home folder) that cannot be one leaves
     // the file tools without a workspace, said now and by each of them.

@@ -7,7 +7,10 @@
 //! What every implementation keeps: replacing a version is atomic (readers see the old version
 //! or the new one, never a mix, and a failure leaves the old one); a version's generation
 //! changes with every replacement, by any process, so loaded search indexes know when to
-//! reload.
+//! reload. A version may be stored searchable before every chunk has its own vector (its
+//! section vectors are all there): the chunk vectors come later in batches
+//! ([`DocsStore::add_passages`]), each its own transaction, which leaves the generation (and
+//! so the order of versions) alone and counts up the version's revision instead.
 
 mod postgres;
 mod sqlite;
@@ -16,6 +19,10 @@ use devlens_search::vector::{from_le_bytes, to_le_bytes};
 use serde::Serialize;
 
 pub use postgres::PostgresDocsStore;
+
+/// The crash point inside a batch of chunk vectors: written, not yet committed
+/// (`DEVLENS_CRASH_AT`, devlens-search's crash.rs).
+pub const REFINE_BEFORE_COMMIT: &str = "docs-refine-before-commit";
 pub use sqlite::SqliteDocsStore;
 
 use crate::DocsError;
@@ -40,6 +47,57 @@ pub trait DocsStore: std::fmt::Debug + Send + Sync {
     /// Removes a library (every version), or one version of it. Returns whether anything was
     /// there.
     fn remove(&self, id: &str, version: Option<&str>) -> Result<bool, DocsError>;
+    /// The versions whose chunks are still getting vectors of their own (fewer stored than
+    /// planned), in the order they were stored.
+    fn refinements(&self) -> Result<Vec<Refinement>, DocsError>;
+    /// Stores chunk vectors of one generation of a version, in one transaction: only where a
+    /// chunk has none yet (two refiners of the same version store each vector once). Returns
+    /// the version's refinement afterwards, or `None` when the version is no longer that
+    /// generation (re-ingested or removed meanwhile): then nothing is stored.
+    fn add_passages(&self, batch: &PassageBatch<'_>) -> Result<Option<Refinement>, DocsError>;
+}
+
+/// How far a version's chunk vectors are: `stored` of `planned` chunks have theirs.
+#[derive(
+    Debug, Clone, Copy, Default, Serialize, serde::Deserialize, PartialEq, Eq, schemars::JsonSchema,
+)]
+pub struct RefineProgress {
+    pub stored: usize,
+    pub planned: usize,
+}
+
+impl RefineProgress {
+    /// Whether chunk vectors are still missing.
+    pub fn pending(&self) -> bool {
+        self.stored < self.planned
+    }
+}
+
+/// A version and how far its chunk vectors are.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refinement {
+    pub library_id: String,
+    pub version: String,
+    /// The generation the vectors belong to.
+    pub generation: i64,
+    pub progress: RefineProgress,
+}
+
+/// Chunk vectors to add to a stored version.
+#[derive(Debug)]
+pub struct PassageBatch<'a> {
+    pub library_id: &'a str,
+    pub version: &'a str,
+    /// The generation they were computed for: a version replaced since takes none of them.
+    pub generation: i64,
+    /// (chunk position, its own vector).
+    pub passages: &'a [(usize, Vec<f32>)],
+    /// How many chunks of the version get a vector of their own in all, as the refiner plans
+    /// them.
+    pub planned: usize,
+    /// The version's [`fingerprint`] once every planned vector is stored; until then a version
+    /// has none (its answers are not shared between servers while it changes).
+    pub fingerprint: Option<&'a str>,
 }
 
 /// A library as listed and resolved.
@@ -114,6 +172,20 @@ pub struct ChunkEmbeddings<'a> {
     /// Per chunk, the vector of its own text where it has one (prose): an answer in a later
     /// paragraph of a long section is found by it.
     pub passages: &'a [Option<Vec<f32>>],
+    /// How many chunks get a vector of their own in all: those in `passages` and those still
+    /// to come ([`DocsStore::add_passages`]). While fewer are stored the version has no
+    /// fingerprint.
+    pub planned: usize,
+}
+
+impl ChunkEmbeddings<'_> {
+    /// The chunk vectors stored with the version, of those planned.
+    pub fn progress(&self) -> RefineProgress {
+        RefineProgress {
+            stored: self.passages.iter().filter(|p| p.is_some()).count(),
+            planned: self.planned,
+        }
+    }
 }
 
 /// What identifies the stored state of a version.
@@ -122,6 +194,11 @@ pub struct VersionStamp {
     /// Changes on every re-ingest, in this registry only.
     pub generation: i64,
     pub fingerprint: Option<String>,
+    /// Counts the batches of chunk vectors added to this generation: with the generation it
+    /// says what a loaded index or a cached answer was made from.
+    pub revision: i64,
+    /// While chunk vectors are still missing: how far they are.
+    pub refining: Option<RefineProgress>,
 }
 
 /// A digest of everything a version's answers are made of: its id and version label, model,
@@ -129,6 +206,17 @@ pub struct VersionStamp {
 /// model agree on it (so servers with their own data dirs share cached answers); re-ingesting
 /// changed docs changes it (so the old answers are unreachable everywhere).
 pub fn fingerprint(new: &NewVersion<'_>) -> String {
+    fingerprint_of(new.library_id, new.version, new.chunks, new.embeddings)
+}
+
+/// The [`fingerprint`] of a version's id, label, chunks and vectors (the same whether its chunk
+/// vectors were stored at once or added later).
+pub fn fingerprint_of(
+    library_id: &str,
+    version: &str,
+    chunks: &[StoredChunk],
+    embeddings: Option<ChunkEmbeddings<'_>>,
+) -> String {
     use sha2::{Digest, Sha256};
     let mut h = Sha256::new();
     // Length-prefixed fields: no two different versions hash the same bytes.
@@ -137,10 +225,10 @@ pub fn fingerprint(new: &NewVersion<'_>) -> String {
         h.update(bytes);
     };
     field(b"devlens-docs version fingerprint 1");
-    field(new.library_id.as_bytes());
-    field(new.version.as_bytes());
-    field(new.embeddings.map_or("", |e| e.model).as_bytes());
-    for (i, c) in new.chunks.iter().enumerate() {
+    field(library_id.as_bytes());
+    field(version.as_bytes());
+    field(embeddings.map_or("", |e| e.model).as_bytes());
+    for (i, c) in chunks.iter().enumerate() {
         for text in [
             &c.section,
             &c.anchor,
@@ -153,11 +241,11 @@ pub fn fingerprint(new: &NewVersion<'_>) -> String {
             field(text.as_bytes());
         }
         field(&(c.tokens as u64).to_le_bytes());
-        if let Some(v) = new.embeddings.and_then(|e| e.sections.get(i)) {
+        if let Some(v) = embeddings.and_then(|e| e.sections.get(i)) {
             field(&to_le_bytes(v));
         }
         // Only where there is one: versions stored without passages keep their fingerprint.
-        if let Some(Some(v)) = new.embeddings.and_then(|e| e.passages.get(i)) {
+        if let Some(Some(v)) = embeddings.and_then(|e| e.passages.get(i)) {
             field(b"passage");
             field(&to_le_bytes(v));
         }
@@ -169,6 +257,8 @@ pub fn fingerprint(new: &NewVersion<'_>) -> String {
 #[derive(Debug)]
 pub struct LoadedVersion {
     pub generation: i64,
+    /// Batches of chunk vectors added since (see [`VersionStamp::revision`]).
+    pub revision: i64,
     pub chunks: Vec<StoredChunk>,
     /// The chunks' vectors, when the version has embeddings.
     pub vectors: Option<LoadedVectors>,
@@ -254,6 +344,24 @@ impl VectorsReader {
             _ => None,
         }
     }
+}
+
+/// The stored fingerprint of a version whose chunk vectors are `progress`: none while some are
+/// still to come.
+pub(crate) fn stored_fingerprint(new: &NewVersion<'_>) -> Option<String> {
+    match new.embeddings.map(|e| e.progress()) {
+        Some(p) if p.pending() => None,
+        _ => Some(fingerprint(new)),
+    }
+}
+
+/// How far a version's chunk vectors are, from its row's counts.
+pub(crate) fn refine_progress(stored: i64, planned: i64) -> Option<RefineProgress> {
+    let progress = RefineProgress {
+        stored: stored.max(0) as usize,
+        planned: planned.max(0) as usize,
+    };
+    progress.pending().then_some(progress)
 }
 
 /// A blob read back as a vector of `dims`; `None` when it has another length.

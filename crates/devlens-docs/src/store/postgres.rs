@@ -13,8 +13,8 @@ use devlens_search::postgres::{
 };
 
 use super::{
-    DocsStore, LibraryInfo, LoadedVersion, NewVersion, StoredChunk, VectorsReader, VersionStamp,
-    fingerprint,
+    DocsStore, LibraryInfo, LoadedVersion, NewVersion, PassageBatch, RefineProgress, Refinement,
+    StoredChunk, VectorsReader, VersionStamp, refine_progress, stored_fingerprint,
 };
 use crate::DocsError;
 use crate::chunk::ChunkKind;
@@ -32,6 +32,11 @@ pub(crate) const SCHEMA: Schema = Schema {
             version: 2,
             description: "passage vectors",
             sql: include_str!("../../migrations/0002_passage_vectors.sql"),
+        },
+        Migration {
+            version: 3,
+            description: "chunk vectors added after a version is searchable",
+            sql: include_str!("../../migrations/0003_refinement.sql"),
         },
     ],
 };
@@ -148,8 +153,8 @@ impl DocsStore for PostgresDocsStore {
     fn stamp(&self, id: &str, version: &str) -> Result<Option<VersionStamp>, DocsError> {
         self.read(async |c| {
             c.query_opt(
-                "SELECT generation, fingerprint FROM docs_versions \
-                 WHERE library_id = $1 AND version = $2",
+                "SELECT generation, fingerprint, revision, passages_stored, passages_planned \
+                 FROM docs_versions WHERE library_id = $1 AND version = $2",
                 &[&id, &version],
             )
             .await
@@ -157,6 +162,8 @@ impl DocsStore for PostgresDocsStore {
                 r.map(|r| VersionStamp {
                     generation: r.get(0),
                     fingerprint: r.get(1),
+                    revision: r.get(2),
+                    refining: refine_progress(r.get::<_, i32>(3).into(), r.get::<_, i32>(4).into()),
                 })
             })
         })
@@ -164,11 +171,14 @@ impl DocsStore for PostgresDocsStore {
 
     fn replace_version(&self, new: &NewVersion<'_>) -> Result<i64, DocsError> {
         let now = devlens_core::clock::now_rfc3339();
-        let fingerprint = fingerprint(new);
+        let fingerprint = stored_fingerprint(new);
         let (model, dims) = match new.embeddings {
             Some(e) => (Some(e.model), e.sections.first().map_or(0, Vec::len)),
             None => (None, 0),
         };
+        let progress = new.embeddings.map(|e| e.progress()).unwrap_or_default();
+        let planned = progress.planned.min(i32::MAX as usize) as i32;
+        let stored = progress.stored.min(i32::MAX as usize) as i32;
         self.db.block_on(async {
             let pg = |e| self.pg(e);
             let mut client = self.client().await?;
@@ -196,8 +206,9 @@ impl DocsStore for PostgresDocsStore {
             .map_err(pg)?;
             tx.execute(
                 "INSERT INTO docs_versions (library_id, version, source, pages, chunk_count, \
-                 model, dims, generation, ingested_at, fingerprint) \
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
+                 model, dims, generation, ingested_at, fingerprint, passages_planned, \
+                 passages_stored) \
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)",
                 &[
                     &new.library_id,
                     &new.version,
@@ -209,6 +220,8 @@ impl DocsStore for PostgresDocsStore {
                     &generation,
                     &now,
                     &fingerprint,
+                    &planned,
+                    &stored,
                 ],
             )
             .await
@@ -294,7 +307,7 @@ impl DocsStore for PostgresDocsStore {
                 .map_err(pg)?;
             let Some(head) = tx
                 .query_opt(
-                    "SELECT generation, model, dims FROM docs_versions \
+                    "SELECT generation, model, dims, revision FROM docs_versions \
                      WHERE library_id = $1 AND version = $2",
                     &[&id, &version],
                 )
@@ -306,6 +319,7 @@ impl DocsStore for PostgresDocsStore {
             let generation: i64 = head.get(0);
             let model: Option<String> = head.get(1);
             let dims = head.get::<_, i32>(2).max(0) as usize;
+            let revision: i64 = head.get(3);
             let rows = tx
                 .query(
                     "SELECT section, anchor, kind, language, source, url, content, tokens, hash, \
@@ -342,6 +356,7 @@ impl DocsStore for PostgresDocsStore {
             }
             Ok(Some(LoadedVersion {
                 generation,
+                revision,
                 chunks,
                 vectors: vectors.finish(),
             }))
@@ -370,6 +385,110 @@ impl DocsStore for PostgresDocsStore {
             bump_generation(&tx, "docs").await.map_err(pg)?;
             tx.commit().await.map_err(pg)?;
             Ok(removed > 0)
+        })
+    }
+
+    fn refinements(&self) -> Result<Vec<Refinement>, DocsError> {
+        self.read(async |c| {
+            let rows = c
+                .query(
+                    "SELECT library_id, version, generation, passages_stored, passages_planned \
+                     FROM docs_versions WHERE passages_stored < passages_planned \
+                     ORDER BY generation",
+                    &[],
+                )
+                .await?;
+            Ok(rows
+                .iter()
+                .filter_map(|r| {
+                    Some(Refinement {
+                        library_id: r.get(0),
+                        version: r.get(1),
+                        generation: r.get(2),
+                        progress: refine_progress(
+                            r.get::<_, i32>(3).into(),
+                            r.get::<_, i32>(4).into(),
+                        )?,
+                    })
+                })
+                .collect())
+        })
+    }
+
+    fn add_passages(&self, batch: &PassageBatch<'_>) -> Result<Option<Refinement>, DocsError> {
+        self.db.block_on(async {
+            let pg = |e| self.pg(e);
+            let mut client = self.client().await?;
+            let tx = client.transaction().await.map_err(pg)?;
+            // The version's row locked for the batch: a re-ingest or removal waits for it, and
+            // one that came first is seen here.
+            let generation: Option<i64> = tx
+                .query_opt(
+                    "SELECT generation FROM docs_versions WHERE library_id = $1 AND version = $2 \
+                     FOR UPDATE",
+                    &[&batch.library_id, &batch.version],
+                )
+                .await
+                .map_err(pg)?
+                .map(|r| r.get(0));
+            if generation != Some(batch.generation) {
+                return Ok(None);
+            }
+            let positions: Vec<i32> = batch
+                .passages
+                .iter()
+                .map(|(p, _)| (*p).min(i32::MAX as usize) as i32)
+                .collect();
+            let vectors: Vec<Vector> = batch
+                .passages
+                .iter()
+                .map(|(_, v)| Vector::from(v.clone()))
+                .collect();
+            tx.execute(
+                "UPDATE docs_chunks c SET passage_embedding = n.v \
+                 FROM UNNEST($3::int[], $4::vector[]) AS n(p, v) \
+                 WHERE c.library_id = $1 AND c.version = $2 AND c.position = n.p \
+                 AND c.passage_embedding IS NULL",
+                &[&batch.library_id, &batch.version, &positions, &vectors],
+            )
+            .await
+            .map_err(pg)?;
+            // Counted from the rows: a vector another server stored first counts once.
+            let row = tx
+                .query_one(
+                    "UPDATE docs_versions SET passages_stored = (SELECT count(*) FROM docs_chunks \
+                     WHERE library_id = $1 AND version = $2 AND passage_embedding IS NOT NULL), \
+                     passages_planned = $3, revision = revision + 1 \
+                     WHERE library_id = $1 AND version = $2 \
+                     RETURNING passages_stored, passages_planned",
+                    &[
+                        &batch.library_id,
+                        &batch.version,
+                        &(batch.planned.min(i32::MAX as usize) as i32),
+                    ],
+                )
+                .await
+                .map_err(pg)?;
+            let progress = RefineProgress {
+                stored: row.get::<_, i32>(0).max(0) as usize,
+                planned: row.get::<_, i32>(1).max(0) as usize,
+            };
+            let fingerprint = batch.fingerprint.filter(|_| !progress.pending());
+            tx.execute(
+                "UPDATE docs_versions SET fingerprint = $3 WHERE library_id = $1 AND version = $2",
+                &[&batch.library_id, &batch.version, &fingerprint],
+            )
+            .await
+            .map_err(pg)?;
+            bump_generation(&tx, "docs").await.map_err(pg)?;
+            devlens_search::crash::crash_point(super::REFINE_BEFORE_COMMIT);
+            tx.commit().await.map_err(pg)?;
+            Ok(Some(Refinement {
+                library_id: batch.library_id.to_string(),
+                version: batch.version.to_string(),
+                generation: batch.generation,
+                progress,
+            }))
         })
     }
 }

@@ -14,8 +14,8 @@ use devlens_search::vector::to_le_bytes;
 use rusqlite::{Connection, OptionalExtension, params};
 
 use super::{
-    DocsStore, LibraryInfo, LoadedVersion, NewVersion, StoredChunk, VectorsReader, VersionStamp,
-    fingerprint, vector_from_bytes,
+    DocsStore, LibraryInfo, LoadedVersion, NewVersion, PassageBatch, Refinement, StoredChunk,
+    VectorsReader, VersionStamp, refine_progress, stored_fingerprint, vector_from_bytes,
 };
 use crate::DocsError;
 use crate::chunk::ChunkKind;
@@ -40,6 +40,9 @@ CREATE TABLE IF NOT EXISTS versions (
     generation INTEGER NOT NULL,
     ingested_at TEXT NOT NULL,
     fingerprint TEXT,
+    passages_planned INTEGER NOT NULL DEFAULT 0,
+    passages_stored INTEGER NOT NULL DEFAULT 0,
+    revision INTEGER NOT NULL DEFAULT 0,
     PRIMARY KEY (library_id, version)
 );
 CREATE TABLE IF NOT EXISTS chunks (
@@ -92,6 +95,19 @@ impl SqliteDocsStore {
         {
             conn.execute_batch("ALTER TABLE chunks ADD COLUMN passage_embedding BLOB")
                 .map_err(|e| err(&e))?;
+        }
+        // Nor those written before chunk vectors were added after a version was searchable:
+        // their versions are whole (nothing planned beyond what they hold).
+        if conn
+            .prepare("SELECT passages_planned FROM versions LIMIT 0")
+            .is_err()
+        {
+            conn.execute_batch(
+                "ALTER TABLE versions ADD COLUMN passages_planned INTEGER NOT NULL DEFAULT 0;
+                 ALTER TABLE versions ADD COLUMN passages_stored INTEGER NOT NULL DEFAULT 0;
+                 ALTER TABLE versions ADD COLUMN revision INTEGER NOT NULL DEFAULT 0;",
+            )
+            .map_err(|e| err(&e))?;
         }
         Ok(Self {
             path: path.to_path_buf(),
@@ -174,17 +190,20 @@ impl DocsStore for SqliteDocsStore {
             .map_err(|e| self.store_err(e))
     }
 
-    /// The generation and content fingerprint of a stored version (see [`fingerprint`]); the
+    /// The generation and content fingerprint of a stored version (see [`super::fingerprint`]); the
     /// fingerprint is `None` for versions stored before fingerprints were kept.
     fn stamp(&self, id: &str, version: &str) -> Result<Option<VersionStamp>, DocsError> {
         self.conn()
             .query_row(
-                "SELECT generation, fingerprint FROM versions WHERE library_id = ?1 AND version = ?2",
+                "SELECT generation, fingerprint, revision, passages_stored, passages_planned \
+                 FROM versions WHERE library_id = ?1 AND version = ?2",
                 params![id, version],
                 |r| {
                     Ok(VersionStamp {
                         generation: r.get(0)?,
                         fingerprint: r.get(1)?,
+                        revision: r.get(2)?,
+                        refining: refine_progress(r.get(3)?, r.get(4)?),
                     })
                 },
             )
@@ -222,10 +241,11 @@ impl DocsStore for SqliteDocsStore {
             Some(e) => (Some(e.model), e.sections.first().map_or(0, Vec::len)),
             None => (None, 0),
         };
+        let progress = new.embeddings.map(|e| e.progress()).unwrap_or_default();
         tx.execute(
             "INSERT INTO versions (library_id, version, source, pages, chunk_count, model, dims,
-                generation, ingested_at, fingerprint)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+                generation, ingested_at, fingerprint, passages_planned, passages_stored)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
             params![
                 new.library_id,
                 new.version,
@@ -236,7 +256,9 @@ impl DocsStore for SqliteDocsStore {
                 dims as i64,
                 generation,
                 now,
-                fingerprint(new)
+                stored_fingerprint(new),
+                progress.planned as i64,
+                progress.stored as i64
             ],
         )
         .map_err(|e| self.store_err(e))?;
@@ -291,15 +313,17 @@ impl DocsStore for SqliteDocsStore {
         let tx = conn
             .unchecked_transaction()
             .map_err(|e| self.store_err(e))?;
-        let Some((generation, model, dims)) = tx
+        let Some((generation, model, dims, revision)) = tx
             .query_row(
-                "SELECT generation, model, dims FROM versions WHERE library_id = ?1 AND version = ?2",
+                "SELECT generation, model, dims, revision FROM versions \
+                 WHERE library_id = ?1 AND version = ?2",
                 params![id, version],
                 |r| {
                     Ok((
                         r.get::<_, i64>(0)?,
                         r.get::<_, Option<String>>(1)?,
                         r.get::<_, i64>(2)? as usize,
+                        r.get::<_, i64>(3)?,
                     ))
                 },
             )
@@ -346,6 +370,7 @@ impl DocsStore for SqliteDocsStore {
         }
         Ok(Some(LoadedVersion {
             generation,
+            revision,
             chunks,
             vectors: vectors.finish(),
         }))
@@ -366,6 +391,113 @@ impl DocsStore for SqliteDocsStore {
         .map_err(|e| self.store_err(e))?;
         tx.commit().map_err(|e| self.store_err(e))?;
         Ok(n > 0)
+    }
+
+    fn refinements(&self) -> Result<Vec<Refinement>, DocsError> {
+        let conn = self.conn();
+        let mut stmt = conn
+            .prepare(
+                "SELECT library_id, version, generation, passages_stored, passages_planned \
+                 FROM versions WHERE passages_stored < passages_planned ORDER BY generation",
+            )
+            .map_err(|e| self.store_err(e))?;
+        stmt.query_map([], |r| {
+            Ok((
+                r.get::<_, String>(0)?,
+                r.get::<_, String>(1)?,
+                r.get::<_, i64>(2)?,
+                r.get::<_, i64>(3)?,
+                r.get::<_, i64>(4)?,
+            ))
+        })
+        .and_then(|rows| rows.collect::<Result<Vec<_>, _>>())
+        .map_err(|e| self.store_err(e))
+        .map(|rows| {
+            rows.into_iter()
+                .filter_map(|(library_id, version, generation, stored, planned)| {
+                    Some(Refinement {
+                        library_id,
+                        version,
+                        generation,
+                        progress: refine_progress(stored, planned)?,
+                    })
+                })
+                .collect()
+        })
+    }
+
+    fn add_passages(&self, batch: &PassageBatch<'_>) -> Result<Option<Refinement>, DocsError> {
+        let mut conn = self.conn();
+        // Written from the start: the generation read below stays the stored one until commit.
+        let tx = conn
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+            .map_err(|e| self.store_err(e))?;
+        let key = params![batch.library_id, batch.version];
+        let generation: Option<i64> = tx
+            .query_row(
+                "SELECT generation FROM versions WHERE library_id = ?1 AND version = ?2",
+                key,
+                |r| r.get(0),
+            )
+            .optional()
+            .map_err(|e| self.store_err(e))?;
+        if generation != Some(batch.generation) {
+            return Ok(None);
+        }
+        {
+            let mut update = tx
+                .prepare(
+                    "UPDATE chunks SET passage_embedding = ?4 WHERE library_id = ?1 \
+                     AND version = ?2 AND position = ?3 AND passage_embedding IS NULL",
+                )
+                .map_err(|e| self.store_err(e))?;
+            for (position, vector) in batch.passages {
+                update
+                    .execute(params![
+                        batch.library_id,
+                        batch.version,
+                        *position as i64,
+                        to_le_bytes(vector)
+                    ])
+                    .map_err(|e| self.store_err(e))?;
+            }
+        }
+        // Counted from the rows, not added up: a vector another refiner stored first counts once.
+        let stored: i64 = tx
+            .query_row(
+                "SELECT count(*) FROM chunks WHERE library_id = ?1 AND version = ?2 \
+                 AND passage_embedding IS NOT NULL",
+                key,
+                |r| r.get(0),
+            )
+            .map_err(|e| self.store_err(e))?;
+        let planned: i64 = tx
+            .query_row(
+                "UPDATE versions SET passages_stored = ?3, passages_planned = ?5, \
+                 revision = revision + 1, \
+                 fingerprint = CASE WHEN ?3 >= ?5 THEN ?4 ELSE NULL END \
+                 WHERE library_id = ?1 AND version = ?2 RETURNING passages_planned",
+                params![
+                    batch.library_id,
+                    batch.version,
+                    stored,
+                    batch.fingerprint,
+                    batch.planned as i64
+                ],
+                |r| r.get(0),
+            )
+            .map_err(|e| self.store_err(e))?;
+        devlens_search::crash::crash_point(super::REFINE_BEFORE_COMMIT);
+        tx.commit().map_err(|e| self.store_err(e))?;
+        Ok(Some(Refinement {
+            library_id: batch.library_id.to_string(),
+            version: batch.version.to_string(),
+            generation: batch.generation,
+            progress: super::RefineProgress {
+                stored: stored.max(0) as usize,
+                planned: planned.max(0) as usize,
+            },
+        }))
     }
 }
 
@@ -395,6 +527,7 @@ mod tests {
                 model: "m",
                 sections: &sections,
                 passages: &[None, None],
+                planned: 0,
             }),
         };
         SqliteDocsStore::open(&path)
@@ -421,6 +554,7 @@ mod tests {
                 model: "m",
                 sections: &sections,
                 passages: &passages,
+                planned: 1,
             }),
             ..new
         };

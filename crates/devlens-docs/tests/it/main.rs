@@ -10,3 +10,4 @@ mod outbound;
 mod postgres;
 mod postgres_store;
 mod redis;
+mod refine;

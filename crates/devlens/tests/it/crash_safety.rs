@@ -533,6 +533,74 @@ fn a_docs_ingest_stopped_before_its_commit_leaves_the_old_version_answering() {
     assert!(!answer.contains("zebrafish"), "{answer}");
 }
 
+/// Pages whose sections run to several paragraphs, so their chunks get vectors of their own
+/// after the version is searchable; one paragraph says "gearbox".
+fn long_docs(folder: &Path) {
+    std::fs::create_dir_all(folder).unwrap();
+    for page in 0..3 {
+        let mut text = format!("# Machines {page}\n\n");
+        for section in 0..3 {
+            text.push_str(&format!("## Part {section}\n\n"));
+            for paragraph in 0..3 {
+                text.push_str(&format!(
+                    "Paragraph {paragraph} of part {section} on page {page} explains how the \
+                     machine is assembled, oiled and checked before it is switched on. "
+                ));
+                text.push_str(&"Every step is written down in the log. ".repeat(5));
+                text.push_str("\n\n");
+            }
+        }
+        text.push_str("The gearbox crank ratio is set last.\n");
+        std::fs::write(folder.join(format!("machines{page}.md")), text).unwrap();
+    }
+}
+
+#[test]
+fn a_docs_ingest_stopped_while_adding_chunk_vectors_leaves_the_version_searchable() {
+    let Some(model) = model_dir() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path();
+    let docs = data.join("long-docs");
+    long_docs(&docs);
+    let add = [
+        "docs",
+        "add",
+        "/acme/machines",
+        "--path",
+        docs.to_str().unwrap(),
+    ];
+    // The version is stored with its section vectors; the first batch of chunk vectors is
+    // written, its transaction never committed.
+    run_stopped_at(data, &model, "docs-refine-before-commit", &add);
+    let listed = run_json(data, &model, &["docs", "list", "--json"]);
+    let refining = &listed["libraries"][0]["refining"][0];
+    assert_eq!(refining["stored"], 0, "{listed}");
+    assert!(refining["planned"].as_u64().unwrap() > 0, "{listed}");
+    let answer = run_ok(
+        data,
+        &model,
+        &["docs", "query", "/acme/machines", "gearbox crank ratio"],
+    );
+    assert!(answer.contains("gearbox"), "{answer}");
+    assert!(
+        answer.contains("still adding passage vectors: 0 of"),
+        "{answer}"
+    );
+
+    // `docs refine` adds what is missing; the answer no longer says it is unfinished.
+    let refined = run_ok(data, &model, &["docs", "refine"]);
+    assert!(refined.contains("/acme/machines latest"), "{refined}");
+    let listed = run_json(data, &model, &["docs", "list", "--json"]);
+    assert!(listed["libraries"][0].get("refining").is_none(), "{listed}");
+    let answer = run_ok(
+        data,
+        &model,
+        &["docs", "query", "/acme/machines", "gearbox crank ratio"],
+    );
+    assert!(answer.contains("gearbox"), "{answer}");
+    assert!(!answer.contains("still adding"), "{answer}");
+}
+
 // --- knowledge base -------------------------------------------------------------------------
 
 fn export_of(solutions: impl Iterator<Item = Value>) -> String {
