@@ -12,6 +12,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use devlens_embed::Embedder;
+use devlens_search::quantized::Int8Rows;
 use devlens_search::sqlite::blocking;
 use devlens_search::{Fusion, Retrieval};
 
@@ -49,6 +50,11 @@ pub const MINILM_THRESHOLD: f32 = 0.30;
 /// For models without a measured value: low enough to keep real matches of the common OpenAI
 /// and Ollama embedding models; set `[kb] similarity_threshold` for yours.
 pub const UNCALIBRATED_THRESHOLD: f32 = 0.3;
+
+/// From this many chunk vectors on, a semantic search scans 8-bit codes first (a quarter of
+/// the memory to read) and scores exactly only the solutions that can be among the best;
+/// below it one exact pass is as fast.
+pub(crate) const QUANTIZE_FROM_ROWS: usize = 4096;
 
 /// How many candidates each ranking contributes to hybrid fusion.
 pub(crate) const FUSION_DEPTH: usize = 50;
@@ -109,6 +115,8 @@ pub(crate) struct VectorCache {
     pub owner: Vec<u32>,
     pub ranges: Vec<Range<usize>>,
     pub data: Vec<f32>,
+    /// The vectors in 8-bit codes, for a first pass over a large cache.
+    pub codes: Option<Int8Rows>,
 }
 
 impl VectorCache {
@@ -129,6 +137,9 @@ impl VectorCache {
             });
             cache.owner.push(slot);
             cache.ranges.push(range);
+        }
+        if cache.ranges.len() >= QUANTIZE_FROM_ROWS {
+            cache.codes = Some(Int8Rows::new(dims, &cache.data));
         }
         cache
     }
@@ -157,23 +168,34 @@ impl VectorCache {
     }
 
     /// The `limit` solutions most similar to `query` (a solution scoring as its best chunk),
-    /// best first, with that chunk's range.
+    /// best first, with that chunk's range. Exactly what scoring every chunk would return: a
+    /// large cache is first scanned in 8-bit codes, and only solutions that might be among the
+    /// best are scored exactly.
     pub(crate) fn rank(&self, query: &[f32], limit: usize) -> Vec<SemanticMatch> {
         if query.len() != self.dims || self.dims == 0 || limit == 0 {
             return Vec::new();
         }
+        let candidates = self.candidates(query, limit);
         // Best score and row per solution, in two flat arrays: one pass, no allocation per row.
         let mut best_score = vec![f32::NEG_INFINITY; self.ids.len()];
         let mut best_row = vec![0u32; self.ids.len()];
         for (row, vector) in self.data.chunks_exact(self.dims).enumerate() {
-            let score = devlens_search::vector::dot(vector, query);
             let slot = self.owner[row] as usize;
+            if candidates.as_ref().is_some_and(|keep| !keep[slot]) {
+                continue;
+            }
+            let score = devlens_search::vector::dot(vector, query);
             if score > best_score[slot] {
                 best_score[slot] = score;
                 best_row[slot] = row as u32;
             }
         }
-        let mut order: Vec<u32> = (0..self.ids.len() as u32).collect();
+        let mut order: Vec<u32> = match &candidates {
+            Some(keep) => (0..self.ids.len() as u32)
+                .filter(|s| keep[*s as usize])
+                .collect(),
+            None => (0..self.ids.len() as u32).collect(),
+        };
         let by_score = |a: &u32, b: &u32| {
             best_score[*b as usize]
                 .total_cmp(&best_score[*a as usize])
@@ -193,6 +215,28 @@ impl VectorCache {
                 chunk: self.ranges[best_row[solution as usize] as usize].clone(),
             })
             .collect()
+    }
+
+    /// Which solutions can be among the `limit` best, from the 8-bit codes; `None` (all) for a
+    /// cache too small to have codes. A solution is left out only when even the highest score
+    /// its codes allow is below the lowest score of `limit` others.
+    fn candidates(&self, query: &[f32], limit: usize) -> Option<Vec<bool>> {
+        let codes = self.codes.as_ref()?;
+        let coded_query = codes.query(query)?;
+        let solutions = self.ids.len();
+        if limit >= solutions {
+            return None;
+        }
+        let mut low = vec![f32::NEG_INFINITY; solutions];
+        let mut high = vec![f32::NEG_INFINITY; solutions];
+        codes.scan(&coded_query, |row, approx| {
+            let slot = self.owner[row] as usize;
+            low[slot] = low[slot].max(approx.low());
+            high[slot] = high[slot].max(approx.high());
+        });
+        let (_, bar, _) = low.select_nth_unstable_by(limit - 1, |a, b| b.total_cmp(a));
+        let bar = *bar;
+        Some(high.into_iter().map(|h| h >= bar).collect())
     }
 }
 
@@ -742,6 +786,69 @@ mod tests {
         assert!((ranked[1].score - 0.8).abs() < 1e-6);
         assert!(cache.rank(&[1.0], 10).is_empty());
         assert_eq!(cache.rank(&[0.0, 1.0], 1).len(), 1);
+    }
+
+    #[test]
+    fn the_coded_first_pass_ranks_exactly_as_scoring_every_chunk() {
+        let dims = 24;
+        let mut state = 11u64;
+        let mut next = || {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            ((state >> 33) as f32 / (1u64 << 31) as f32) - 0.5
+        };
+        // 5,000 chunks of 2,000 solutions (one to four chunks each), near-duplicates included.
+        let mut loaded = LoadedVectors::default();
+        let mut solution = 0;
+        while loaded.rows.len() < 5000 {
+            for chunk in 0..(solution % 4 + 1) {
+                let mut v: Vec<f32> = (0..dims).map(|_| next()).collect();
+                if solution % 50 == 7 {
+                    v = loaded.data[..dims].to_vec();
+                    v[0] += 1e-4 * chunk as f32;
+                }
+                devlens_search::vector::normalize(&mut v);
+                loaded
+                    .rows
+                    .push((format!("s{solution}"), chunk * 10..chunk * 10 + 9));
+                loaded.data.extend(v);
+            }
+            solution += 1;
+        }
+        let coded = VectorCache::new(1, "m", dims, loaded);
+        assert!(coded.codes.is_some());
+        let exact = VectorCache {
+            codes: None,
+            ..VectorCache::new(
+                1,
+                "m",
+                dims,
+                LoadedVectors {
+                    rows: coded
+                        .owner
+                        .iter()
+                        .zip(&coded.ranges)
+                        .map(|(o, r)| (coded.ids[*o as usize].clone(), r.clone()))
+                        .collect(),
+                    data: coded.data.clone(),
+                },
+            )
+        };
+        for q in 0..30 {
+            let mut query: Vec<f32> = (0..dims).map(|_| next()).collect();
+            if q == 0 {
+                query = coded.data[..dims].to_vec();
+            }
+            devlens_search::vector::normalize(&mut query);
+            for limit in [1, 5, 50] {
+                assert_eq!(
+                    coded.rank(&query, limit),
+                    exact.rank(&query, limit),
+                    "query {q}"
+                );
+            }
+        }
     }
 
     #[test]

@@ -13,6 +13,7 @@ pub mod golden;
 pub mod hybrid;
 pub mod keyword;
 pub mod postgres;
+pub mod quantized;
 pub mod rerank;
 pub mod sqlite;
 pub mod store;
