@@ -6,8 +6,25 @@ use std::time::Instant;
 
 use devlens_search::sqlite::blocking;
 
-use crate::store::ChunkVectors;
+use crate::store::{ChunkVectors, SolutionCursor, SolutionStore};
 use crate::{ChatClient, KbError, KbStatus, KnowledgeBase, REEMBED_BATCH, ReembedReport, Solution};
+
+/// A bulk write of vectors in progress; ends it when dropped before it ended.
+struct BulkVectors<'a> {
+    store: &'a dyn SolutionStore,
+    dims: usize,
+    ended: bool,
+}
+
+impl Drop for BulkVectors<'_> {
+    fn drop(&mut self) {
+        if !self.ended
+            && let Err(e) = blocking(|| self.store.end_bulk_vectors(self.dims))
+        {
+            tracing::warn!(target: "devlens::kb", "cannot rebuild the vector index: {e}");
+        }
+    }
+}
 
 impl KnowledgeBase {
     /// Embeds every solution lacking a current embedding (new imports, edits, another model),
@@ -28,25 +45,21 @@ impl KnowledgeBase {
         let mut done = 0;
         let mut chunks = 0;
         progress(0, total);
-        loop {
-            let batch = blocking(|| self.store.needing_vectors(&model, REEMBED_BATCH))?;
-            if batch.is_empty() {
-                break;
-            }
-            let refs: Vec<&Solution> = batch.iter().collect();
-            let vectors = self.embed(&embedder, &refs).await?;
-            chunks += vectors.iter().map(|v| v.chunks.len()).sum::<usize>();
-            let pairs: Vec<(String, ChunkVectors)> =
-                batch.iter().map(|s| s.id.clone()).zip(vectors).collect();
-            let stored = blocking(|| self.store.set_vectors(&pairs))?;
-            if stored == 0 {
-                // Every solution of the batch changed while it was embedded; the next query
-                // picks up their new content.
-                continue;
-            }
-            done += stored;
-            progress(done.min(total), total);
-        }
+        let dims = embedder.dims();
+        blocking(|| self.store.begin_bulk_vectors(dims, total))?;
+        // Ends the bulk write however the walk ends: finished, failed or dropped midway.
+        let mut bulk = BulkVectors {
+            store: self.store.as_ref(),
+            dims,
+            ended: false,
+        };
+        let walked = self
+            .reembed_walk(&embedder, &model, total, &mut done, &mut chunks, progress)
+            .await;
+        bulk.ended = true;
+        let rebuilt = blocking(|| self.store.end_bulk_vectors(dims));
+        walked?;
+        rebuilt?;
         Ok(ReembedReport {
             model,
             embedded: done,
@@ -54,6 +67,49 @@ impl KnowledgeBase {
             chunks,
             seconds: started.elapsed().as_secs_f64(),
         })
+    }
+
+    /// [`KnowledgeBase::reembed`]'s walk: every solution lacking current vectors, a batch at a
+    /// time, each committed.
+    async fn reembed_walk(
+        &self,
+        embedder: &std::sync::Arc<dyn devlens_embed::Embedder>,
+        model: &str,
+        total: usize,
+        done: &mut usize,
+        chunks: &mut usize,
+        progress: &(dyn Fn(usize, usize) + Sync),
+    ) -> Result<(), KbError> {
+        // One walk through the solutions from a cursor, then one more from the start for those
+        // edited behind it meanwhile.
+        let mut after: Option<SolutionCursor> = None;
+        let mut second_walk = false;
+        loop {
+            let batch = blocking(|| {
+                self.store
+                    .needing_vectors(model, after.as_ref(), REEMBED_BATCH)
+            })?;
+            let Some(last) = batch.last() else {
+                if second_walk || after.is_none() {
+                    break;
+                }
+                second_walk = true;
+                after = None;
+                continue;
+            };
+            after = Some((last.created_at.clone(), last.id.clone()));
+            let refs: Vec<&Solution> = batch.iter().collect();
+            let vectors = self.embed(embedder, &refs).await?;
+            *chunks += vectors.iter().map(|v| v.chunks.len()).sum::<usize>();
+            let pairs: Vec<(String, ChunkVectors)> =
+                batch.iter().map(|s| s.id.clone()).zip(vectors).collect();
+            // Solutions that changed while they were embedded are left for the next run (or
+            // the walk from the start).
+            let stored = blocking(|| self.store.set_vectors(&pairs))?;
+            *done += stored;
+            progress((*done).min(total), total);
+        }
+        Ok(())
     }
 
     /// Counts, the model, the effective settings.

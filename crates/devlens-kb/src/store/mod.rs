@@ -111,8 +111,16 @@ pub trait SolutionStore: std::fmt::Debug + Send + Sync {
     /// Puts every solution (replacing those whose id exists, removing tombstones of their ids)
     /// in one transaction.
     fn import(&self, solutions: &[Solution]) -> Result<ImportCounts, KbError>;
-    /// Up to `limit` solutions without current vectors of `model`, oldest first.
-    fn needing_vectors(&self, model: &str, limit: usize) -> Result<Vec<Solution>, KbError>;
+    /// Up to `limit` solutions without current vectors of `model`, oldest first (by
+    /// `created_at`, then id), only those after `after` (a `(created_at, id)` the previous
+    /// batch ended with) when given: a walk through a large store reads each solution once
+    /// instead of scanning from the start for every batch.
+    fn needing_vectors(
+        &self,
+        model: &str,
+        after: Option<&SolutionCursor>,
+        limit: usize,
+    ) -> Result<Vec<Solution>, KbError>;
     /// The model most solutions were embedded with, if any were.
     fn prevailing_model(&self) -> Result<Option<String>, KbError>;
     /// How many solutions there are, and how many have current vectors of `model`.
@@ -129,6 +137,18 @@ pub trait SolutionStore: std::fmt::Debug + Send + Sync {
     ) -> Result<Vec<ChunkVector>, KbError>;
     /// Every current chunk vector computed by `model` with `dims` dimensions.
     fn vectors(&self, model: &str, dims: usize) -> Result<LoadedVectors, KbError>;
+    /// About to store vectors of `dims` dimensions for `solutions` solutions in a row (a
+    /// re-embed): a store that keeps a vector index may set it aside and build it once in
+    /// [`SolutionStore::end_bulk_vectors`], which is faster than growing it row by row. Stored
+    /// vectors stay findable meanwhile (by a slower exact scan).
+    fn begin_bulk_vectors(&self, _dims: usize, _solutions: usize) -> Result<(), KbError> {
+        Ok(())
+    }
+    /// The bulk write [`SolutionStore::begin_bulk_vectors`] announced is over (or failed): the
+    /// store's vector index is whole again.
+    fn end_bulk_vectors(&self, _dims: usize) -> Result<(), KbError> {
+        Ok(())
+    }
     /// Whether the store finds nearest vectors itself ([`SolutionStore::nearest`], a database
     /// with a vector index) instead of the knowledge base ranking a copy of every vector in
     /// memory. A server sharing its database with others then never reloads all vectors
@@ -149,6 +169,9 @@ pub trait SolutionStore: std::fmt::Debug + Send + Sync {
         Ok(Vec::new())
     }
 }
+
+/// Where a walk through the solutions stands: the last one's `created_at` and id.
+pub type SolutionCursor = (String, String);
 
 /// A solution's chunk nearest to a query: its id, byte range and cosine similarity.
 pub type NearChunk = (String, Range<usize>, f32);

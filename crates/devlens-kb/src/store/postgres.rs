@@ -6,7 +6,7 @@
 //! the writing transaction) tells every server sharing the database when to reload. Keywords are
 //! PostgreSQL full text (title weighted over tags over text) instead of FTS5's BM25.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::ops::Range;
 use std::sync::{Arc, Mutex};
 
@@ -15,8 +15,8 @@ use devlens_search::postgres::{
 };
 
 use super::{
-    ChunkVector, ChunkVectors, Counts, ImportCounts, LoadedVectors, NearChunk, SolutionStore,
-    content_hash,
+    ChunkVector, ChunkVectors, Counts, ImportCounts, LoadedVectors, NearChunk, SolutionCursor,
+    SolutionStore, content_hash,
 };
 use crate::{KbError, Solution};
 
@@ -34,6 +34,11 @@ pub(crate) const SCHEMA: Schema = Schema {
             description: "tombstones of deleted solutions",
             sql: include_str!("../../migrations/0002_tombstones.sql"),
         },
+        Migration {
+            version: 3,
+            description: "the order re-embedding walks solutions in",
+            sql: include_str!("../../migrations/0003_created_order.sql"),
+        },
     ],
 };
 
@@ -49,7 +54,15 @@ pub struct PostgresStore {
     db: Arc<ServerDatabase>,
     /// Dimension counts whose HNSW index this process has made sure of.
     indexed_dims: Mutex<HashSet<usize>>,
+    /// Dimension counts whose HNSW index is set aside during a bulk write of vectors.
+    bulk_dims: Mutex<HashSet<usize>>,
 }
+
+/// From this many solutions to embed at once (and at least a quarter as many as already have
+/// vectors), a re-embed builds the HNSW index once afterwards instead of growing it row by row:
+/// measured with pgvector 0.6.2, an insert into the graph costs about ten times its share of a
+/// build from scratch.
+const BULK_INDEX_MIN: usize = 1_000;
 
 fn row_to_solution(r: &tokio_postgres::Row) -> Solution {
     let tags: String = r.get(5);
@@ -108,6 +121,7 @@ impl PostgresStore {
         Self {
             db,
             indexed_dims: Mutex::new(HashSet::new()),
+            bulk_dims: Mutex::new(HashSet::new()),
         }
     }
 
@@ -168,12 +182,12 @@ impl PostgresStore {
 
     /// Makes sure the HNSW index for `dims`-long vectors exists before any is stored.
     async fn ensure_index(&self, dims: usize) -> Result<(), KbError> {
-        if self
-            .indexed_dims
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .contains(&dims)
-        {
+        let lock = |set: &Mutex<HashSet<usize>>| {
+            set.lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .contains(&dims)
+        };
+        if lock(&self.indexed_dims) || lock(&self.bulk_dims) {
             return Ok(());
         }
         let client = self.client().await?;
@@ -280,6 +294,147 @@ impl PostgresStore {
     }
 }
 
+impl PostgresStore {
+    /// Imports solutions with distinct ids in a few statements: tombstones of their ids out,
+    /// the new ones inserted, the changed ones updated, the unchanged left alone (as
+    /// [`PostgresStore::put_in`] one at a time, without a round trip per solution).
+    async fn import_part(
+        &self,
+        tx: &Transaction<'_>,
+        part: &[Solution],
+        counts: &mut ImportCounts,
+    ) -> Result<(), KbError> {
+        let pg = |e| self.pg(e);
+        let ids: Vec<&str> = part.iter().map(|s| s.id.as_str()).collect();
+        tx.execute("DELETE FROM kb_tombstones WHERE id = ANY($1)", &[&ids])
+            .await
+            .map_err(pg)?;
+        let existing: HashMap<String, (i64, Solution)> = tx
+            .query(
+                &format!(
+                    "SELECT {COLUMNS}, seq FROM kb_solutions WHERE id = ANY($1) \
+                     ORDER BY seq FOR UPDATE"
+                ),
+                &[&ids],
+            )
+            .await
+            .map_err(pg)?
+            .iter()
+            .map(|r| (r.get(0), (r.get(8), row_to_solution(r))))
+            .collect();
+        let mut created = Vec::new();
+        let mut changed = Vec::new();
+        for s in part {
+            match existing.get(&s.id) {
+                None => created.push((0, s)),
+                Some((_, old)) if old == s => counts.unchanged += 1,
+                Some((seq, _)) => changed.push((*seq, s)),
+            }
+        }
+        counts.created += created.len();
+        counts.replaced += changed.len();
+        if !created.is_empty() {
+            let rows = RowColumns::of(&created);
+            tx.execute(
+                &format!(
+                    "INSERT INTO kb_solutions (id, title, url, text, summary, tags, created_at, \
+                     updated_at, content_hash, keywords) \
+                     SELECT t.id, t.title, t.url, t.text, t.summary, t.tags, t.created_at, \
+                     t.updated_at, t.hash, {KEYWORDS_OF_ROW} FROM {UNNEST_ROWS} ORDER BY t.ord"
+                ),
+                &rows.params(),
+            )
+            .await
+            .map_err(pg)?;
+        }
+        if !changed.is_empty() {
+            let rows = RowColumns::of(&changed);
+            tx.execute(
+                &format!(
+                    "UPDATE kb_solutions s SET title = t.title, url = t.url, text = t.text, \
+                     summary = t.summary, tags = t.tags, created_at = t.created_at, \
+                     updated_at = t.updated_at, content_hash = t.hash, \
+                     keywords = {KEYWORDS_OF_ROW} FROM {UNNEST_ROWS} WHERE s.seq = t.seq"
+                ),
+                &rows.params(),
+            )
+            .await
+            .map_err(pg)?;
+        }
+        Ok(())
+    }
+}
+
+/// Solutions as one array per column, for [`UNNEST_ROWS`].
+struct RowColumns<'a> {
+    seqs: Vec<i64>,
+    ids: Vec<&'a str>,
+    titles: Vec<&'a str>,
+    urls: Vec<Option<&'a str>>,
+    texts: Vec<&'a str>,
+    summaries: Vec<Option<&'a str>>,
+    tags: Vec<String>,
+    created: Vec<&'a str>,
+    updated: Vec<&'a str>,
+    hashes: Vec<String>,
+    tag_words: Vec<String>,
+    bodies: Vec<String>,
+}
+
+impl<'a> RowColumns<'a> {
+    fn of(rows: &[(i64, &'a Solution)]) -> Self {
+        Self {
+            seqs: rows.iter().map(|(seq, _)| *seq).collect(),
+            ids: rows.iter().map(|(_, s)| s.id.as_str()).collect(),
+            titles: rows.iter().map(|(_, s)| s.title.as_str()).collect(),
+            urls: rows.iter().map(|(_, s)| s.url.as_deref()).collect(),
+            texts: rows.iter().map(|(_, s)| s.text.as_str()).collect(),
+            summaries: rows.iter().map(|(_, s)| s.summary.as_deref()).collect(),
+            tags: rows
+                .iter()
+                .map(|(_, s)| serde_json::to_string(&s.tags).unwrap_or_else(|_| "[]".into()))
+                .collect(),
+            created: rows.iter().map(|(_, s)| s.created_at.as_str()).collect(),
+            updated: rows.iter().map(|(_, s)| s.updated_at.as_str()).collect(),
+            hashes: rows.iter().map(|(_, s)| content_hash(s)).collect(),
+            tag_words: rows.iter().map(|(_, s)| s.tags.join(" ")).collect(),
+            bodies: rows.iter().map(|(_, s)| keyword_body(s)).collect(),
+        }
+    }
+
+    fn params(&self) -> [&(dyn tokio_postgres::types::ToSql + Sync); 12] {
+        [
+            &self.seqs,
+            &self.ids,
+            &self.titles,
+            &self.urls,
+            &self.texts,
+            &self.summaries,
+            &self.tags,
+            &self.created,
+            &self.updated,
+            &self.hashes,
+            &self.tag_words,
+            &self.bodies,
+        ]
+    }
+}
+
+/// Rows from [`RowColumns::params`], `t.ord` their order.
+const UNNEST_ROWS: &str = "UNNEST($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[], \
+     $6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::text[], $12::text[]) \
+     WITH ORDINALITY AS t(seq, id, title, url, text, summary, tags, created_at, updated_at, hash, \
+     tag_words, body, ord)";
+
+/// [`KEYWORDS_SQL`] of an [`UNNEST_ROWS`] row.
+const KEYWORDS_OF_ROW: &str = "setweight(to_tsvector('english', t.title), 'A') || \
+     setweight(to_tsvector('english', t.tag_words), 'B') || \
+     setweight(to_tsvector('english', t.body), 'C')";
+
+/// Solutions per statement of an import: large enough that round trips do not matter, small
+/// enough that one statement's arrays stay a few megabytes.
+const IMPORT_STATEMENT_ROWS: usize = 500;
+
 /// Deletes `id` (its chunk vectors go with it) when it exists and, with `expected`, its
 /// `updated_at` is still that; records its tombstone at `deleted_at`. Whether it deleted.
 async fn delete_in(
@@ -371,23 +526,81 @@ impl SolutionStore for PostgresStore {
             self.db.block_on(self.ensure_index(d))?;
         }
         self.write(async |tx| {
-            let mut stored = 0;
-            for (id, v) in batch {
-                let seq: Option<i64> = tx
-                    .query_opt(
-                        "SELECT seq FROM kb_solutions WHERE id = $1 AND content_hash = $2 \
-                         FOR UPDATE",
-                        &[id, &v.content_hash],
-                    )
-                    .await
-                    .map_err(|e| self.pg(e))?
-                    .map(|r| r.get(0));
-                if let Some(seq) = seq {
-                    replace_vectors(tx, seq, v).await.map_err(|e| self.pg(e))?;
-                    stored += 1;
+            // A handful of statements for the whole batch, not four per solution: which
+            // solutions still have the content the vectors were computed from, their old
+            // chunks out, every new chunk in, what they were computed from recorded.
+            let ids: Vec<&str> = batch.iter().map(|(id, _)| id.as_str()).collect();
+            let hashes: Vec<&str> = batch.iter().map(|(_, v)| v.content_hash.as_str()).collect();
+            let current: HashMap<String, i64> = tx
+                .query(
+                    "SELECT s.id, s.seq FROM kb_solutions s \
+                     JOIN UNNEST($1::text[], $2::text[]) AS t(id, hash) \
+                     ON s.id = t.id AND s.content_hash = t.hash ORDER BY s.seq FOR UPDATE OF s",
+                    &[&ids, &hashes],
+                )
+                .await
+                .map_err(|e| self.pg(e))?
+                .iter()
+                .map(|r| (r.get(0), r.get(1)))
+                .collect();
+            // An id given twice: its last vectors, as one at a time would have left.
+            let mut seen = HashSet::new();
+            let mut chosen: Vec<(i64, &ChunkVectors)> = batch
+                .iter()
+                .rev()
+                .filter(|(id, _)| seen.insert(id.as_str()))
+                .filter_map(|(id, v)| current.get(id).map(|seq| (*seq, v)))
+                .collect();
+            chosen.reverse();
+            if chosen.is_empty() {
+                return Ok(0);
+            }
+            let seqs: Vec<i64> = chosen.iter().map(|(seq, _)| *seq).collect();
+            tx.execute(
+                "DELETE FROM kb_chunks WHERE solution_seq = ANY($1)",
+                &[&seqs],
+            )
+            .await
+            .map_err(|e| self.pg(e))?;
+            let mut owners = Vec::new();
+            let mut positions = Vec::new();
+            let mut starts = Vec::new();
+            let mut ends = Vec::new();
+            let mut dims = Vec::new();
+            let mut embeddings = Vec::new();
+            for (seq, v) in &chosen {
+                for (position, (range, embedding)) in v.chunks.iter().enumerate() {
+                    owners.push(*seq);
+                    positions.push(position as i32);
+                    starts.push(range.start as i32);
+                    ends.push(range.end as i32);
+                    dims.push(v.dims as i32);
+                    embeddings.push(Vector::from(embedding.clone()));
                 }
             }
-            Ok(stored)
+            tx.execute(
+                "INSERT INTO kb_chunks (solution_seq, position, start_byte, end_byte, dims, \
+                 embedding) SELECT * FROM UNNEST($1::bigint[], $2::int[], $3::int[], $4::int[], \
+                 $5::int[], $6::vector[])",
+                &[&owners, &positions, &starts, &ends, &dims, &embeddings],
+            )
+            .await
+            .map_err(|e| self.pg(e))?;
+            let content: Vec<&str> = chosen
+                .iter()
+                .map(|(_, v)| v.content_hash.as_str())
+                .collect();
+            let models: Vec<&str> = chosen.iter().map(|(_, v)| v.model.as_str()).collect();
+            let sizes: Vec<i32> = chosen.iter().map(|(_, v)| v.dims as i32).collect();
+            tx.execute(
+                "UPDATE kb_solutions s SET embedded_hash = t.hash, embedded_model = t.model, \
+                 embedded_dims = t.dims FROM UNNEST($1::bigint[], $2::text[], $3::text[], \
+                 $4::int[]) AS t(seq, hash, model, dims) WHERE s.seq = t.seq",
+                &[&seqs, &content, &models, &sizes],
+            )
+            .await
+            .map_err(|e| self.pg(e))?;
+            Ok(chosen.len())
         })
     }
 
@@ -491,29 +704,49 @@ impl SolutionStore for PostgresStore {
     }
 
     fn import(&self, solutions: &[Solution]) -> Result<ImportCounts, KbError> {
+        let mut ids = HashSet::new();
+        let distinct = solutions.iter().all(|s| ids.insert(s.id.as_str()));
         self.write(async |tx| {
             let mut counts = ImportCounts::default();
-            for s in solutions {
-                match self.put_in(tx, s, None).await? {
-                    (false, _) => counts.created += 1,
-                    (true, true) => counts.replaced += 1,
-                    (true, false) => counts.unchanged += 1,
+            if !distinct {
+                // An id twice in one file: one at a time, so the later copy replaces the
+                // earlier as it would have been saved.
+                for s in solutions {
+                    match self.put_in(tx, s, None).await? {
+                        (false, _) => counts.created += 1,
+                        (true, true) => counts.replaced += 1,
+                        (true, false) => counts.unchanged += 1,
+                    }
                 }
+                return Ok(counts);
+            }
+            for part in solutions.chunks(IMPORT_STATEMENT_ROWS) {
+                self.import_part(tx, part, &mut counts).await?;
             }
             Ok(counts)
         })
     }
 
-    fn needing_vectors(&self, model: &str, limit: usize) -> Result<Vec<Solution>, KbError> {
+    fn needing_vectors(
+        &self,
+        model: &str,
+        after: Option<&SolutionCursor>,
+        limit: usize,
+    ) -> Result<Vec<Solution>, KbError> {
         let limit = limit.min(i64::MAX as usize) as i64;
+        let (created, id) = after.map_or(("", ""), |(c, i)| (c.as_str(), i.as_str()));
         self.read(async |c| {
+            // Walks kb_solutions_created_id from the cursor, in byte order (the "C" collation,
+            // as SQLite's) so "" sorts before any id whatever the database's collation.
             c.query(
                 &format!(
-                    "SELECT {COLUMNS} FROM kb_solutions WHERE embedded_model IS DISTINCT FROM $1 \
-                     OR embedded_hash IS DISTINCT FROM content_hash \
-                     ORDER BY created_at, id LIMIT $2"
+                    "SELECT {COLUMNS} FROM kb_solutions \
+                     WHERE (created_at COLLATE \"C\", id COLLATE \"C\") > ($3, $4) \
+                     AND (embedded_model IS DISTINCT FROM $1 \
+                     OR embedded_hash IS DISTINCT FROM content_hash) \
+                     ORDER BY created_at COLLATE \"C\", id COLLATE \"C\" LIMIT $2"
                 ),
-                &[&model, &limit],
+                &[&model, &limit, &created, &id],
             )
             .await
             .map(|rows| rows.iter().map(row_to_solution).collect())
@@ -609,6 +842,77 @@ impl SolutionStore for PostgresStore {
             }
             Ok(loaded)
         })
+    }
+
+    fn begin_bulk_vectors(&self, dims: usize, solutions: usize) -> Result<(), KbError> {
+        if solutions < BULK_INDEX_MIN {
+            return Ok(());
+        }
+        let stored: i64 = self.read(async |c| {
+            c.query_one(
+                "SELECT count(DISTINCT solution_seq) FROM kb_chunks WHERE dims = $1",
+                &[&(dims as i32)],
+            )
+            .await
+            .map(|r| r.get(0))
+        })?;
+        if solutions.saturating_mul(4) < stored as usize {
+            return Ok(());
+        }
+        self.bulk_dims
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(dims);
+        self.indexed_dims
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(&dims);
+        self.read(async |c| {
+            c.batch_execute(&format!("DROP INDEX IF EXISTS kb_chunks_hnsw_{dims}"))
+                .await
+        })
+    }
+
+    fn end_bulk_vectors(&self, dims: usize) -> Result<(), KbError> {
+        let was_bulk = self
+            .bulk_dims
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(&dims);
+        if !was_bulk {
+            return Ok(());
+        }
+        // pgvector builds the graph in memory when it fits in maintenance_work_mem, many times
+        // faster than on disk: room for every vector and its neighbours, for this session only.
+        let vectors: i64 = self.read(async |c| {
+            c.query_one(
+                "SELECT count(*) FROM kb_chunks WHERE dims = $1",
+                &[&(dims as i32)],
+            )
+            .await
+            .map(|r| r.get(0))
+        })?;
+        let megabytes = ((vectors as usize * (dims * 4 + 600) * 3 / 2) >> 20).clamp(64, 2048);
+        self.db.block_on(async {
+            let client = self.client().await?;
+            client
+                .batch_execute(&format!("SET maintenance_work_mem = '{megabytes}MB'"))
+                .await
+                .map_err(|e| self.pg(e))?;
+            let built = devlens_search::postgres::ensure_hnsw_index(&client, "kb_chunks", dims)
+                .await
+                .map_err(|e| self.pg(e));
+            let reset = client
+                .batch_execute("RESET maintenance_work_mem")
+                .await
+                .map_err(|e| self.pg(e));
+            built.and(reset)
+        })?;
+        self.indexed_dims
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(dims);
+        Ok(())
     }
 
     fn searches_vectors(&self) -> bool {

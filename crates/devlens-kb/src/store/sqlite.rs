@@ -17,7 +17,8 @@ use devlens_search::vector::{from_le_bytes, to_le_bytes};
 use rusqlite::{Connection, OptionalExtension, Transaction, params};
 
 use super::{
-    ChunkVector, ChunkVectors, Counts, ImportCounts, LoadedVectors, SolutionStore, content_hash,
+    ChunkVector, ChunkVectors, Counts, ImportCounts, LoadedVectors, SolutionCursor, SolutionStore,
+    content_hash,
 };
 use crate::{KbError, Solution};
 
@@ -37,6 +38,8 @@ CREATE TABLE IF NOT EXISTS solutions (
     embedded_model TEXT,
     embedded_dims INTEGER
 );
+-- The order re-embedding walks solutions in (needing_vectors).
+CREATE INDEX IF NOT EXISTS solutions_created ON solutions (created_at, id);
 CREATE TABLE IF NOT EXISTS chunks (
     solution_seq INTEGER NOT NULL REFERENCES solutions(seq) ON DELETE CASCADE,
     position INTEGER NOT NULL,
@@ -472,15 +475,24 @@ impl SolutionStore for SqliteStore {
     }
 
     /// Solutions without current vectors of `model`, oldest first, at most `limit`.
-    fn needing_vectors(&self, model: &str, limit: usize) -> Result<Vec<Solution>, KbError> {
+    fn needing_vectors(
+        &self,
+        model: &str,
+        after: Option<&SolutionCursor>,
+        limit: usize,
+    ) -> Result<Vec<Solution>, KbError> {
         let conn = self.lock();
+        // Walks solutions_created from the cursor; the empty string sorts before any id.
+        let (created, id) = after.map_or(("", ""), |(c, i)| (c.as_str(), i.as_str()));
         let mut stmt = conn
             .prepare_cached(&format!(
-                "SELECT {COLUMNS} FROM solutions WHERE embedded_model IS NOT ?1 \
-                 OR embedded_hash IS NOT content_hash ORDER BY created_at, id LIMIT ?2"
+                "SELECT {COLUMNS} FROM solutions INDEXED BY solutions_created \
+                 WHERE (created_at, id) > (?3, ?4) \
+                 AND (embedded_model IS NOT ?1 OR embedded_hash IS NOT content_hash) \
+                 ORDER BY created_at, id LIMIT ?2"
             ))
             .map_err(|e| self.err(e))?;
-        stmt.query_map(params![model, limit as i64], row_to_solution)
+        stmt.query_map(params![model, limit as i64, created, id], row_to_solution)
             .and_then(|rows| rows.collect())
             .map_err(|e| self.err(e))
     }
@@ -533,9 +545,10 @@ impl SolutionStore for SqliteStore {
         let conn = self.lock();
         let mut stmt = conn
             .prepare_cached(
-                "SELECT s.id, -bm25(solutions_fts, 4.0, 2.0, 1.0) FROM solutions_fts \
-                 JOIN solutions s ON s.seq = solutions_fts.rowid \
-                 WHERE solutions_fts MATCH ?1 ORDER BY bm25(solutions_fts, 4.0, 2.0, 1.0) LIMIT ?2",
+                // Ranked in the FTS table alone, joined for the ids of the best only.
+                "SELECT s.id, -r.score FROM (SELECT rowid, bm25(solutions_fts, 4.0, 2.0, 1.0) \
+                 AS score FROM solutions_fts WHERE solutions_fts MATCH ?1 ORDER BY score \
+                 LIMIT ?2) r JOIN solutions s ON s.seq = r.rowid ORDER BY r.score",
             )
             .map_err(|e| self.err(e))?;
         stmt.query_map(params![match_expr, limit as i64], |r| {

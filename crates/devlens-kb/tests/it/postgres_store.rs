@@ -251,3 +251,143 @@ async fn an_unreachable_database_says_what_to_check_and_hides_the_password() {
         .to_string();
     assert!(err.contains("not valid"), "{err}");
 }
+
+/// Words hashed into 32 dimensions: similar texts get similar vectors, at no model's cost.
+#[derive(Debug)]
+struct WordHash;
+
+impl Embedder for WordHash {
+    fn provider(&self) -> devlens_embed::Provider {
+        devlens_embed::Provider::Local
+    }
+    fn model(&self) -> &str {
+        "word-hash"
+    }
+    fn dims(&self) -> usize {
+        32
+    }
+    fn embed_documents<'a>(
+        &'a self,
+        texts: &'a [String],
+        _progress: devlens_embed::Progress<'a>,
+    ) -> devlens_embed::BoxFuture<'a, Result<Vec<Vec<f32>>, devlens_embed::EmbedError>> {
+        Box::pin(async move { Ok(texts.iter().map(|t| word_hash(t)).collect()) })
+    }
+    fn embed_query<'a>(
+        &'a self,
+        text: &'a str,
+    ) -> devlens_embed::BoxFuture<'a, Result<Vec<f32>, devlens_embed::EmbedError>> {
+        Box::pin(async move { Ok(word_hash(text)) })
+    }
+}
+
+fn word_hash(text: &str) -> Vec<f32> {
+    let mut v = vec![0.0f32; 32];
+    for word in text
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+    {
+        let h = word.to_lowercase().bytes().fold(2166136261u32, |h, b| {
+            (h ^ u32::from(b)).wrapping_mul(16777619)
+        });
+        v[(h % 32) as usize] += if h & 32 == 0 { 1.0 } else { -1.0 };
+    }
+    v[0] += 0.01;
+    devlens_embed::l2_normalize(&mut v);
+    v
+}
+
+/// A large import is written in a few statements per batch and its vectors are indexed once
+/// afterwards: the same solutions, vectors and semantic answers as the embedded store's, the
+/// HNSW index there again at the end; an import of the same file again changes nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_large_import_is_embedded_in_bulk_and_indexed_once() {
+    let Some(pg) = postgres::TestPostgres::start() else {
+        return;
+    };
+    let words = [
+        "cors",
+        "preflight",
+        "grid",
+        "flex",
+        "hydration",
+        "suspense",
+        "router",
+        "cache",
+        "token",
+        "cookie",
+        "webpack",
+        "vite",
+        "jest",
+        "fetch",
+        "stream",
+        "worker",
+        "canvas",
+        "locale",
+    ];
+    let solutions: Vec<serde_json::Value> = (0..1200)
+        .map(|i| {
+            let pick = |k: usize| words[(i * (k + 3) + k * 7) % words.len()];
+            serde_json::json!({
+                "id": format!("bulk{i:05}"),
+                "title": format!("{} {} problem {i}", pick(0), pick(1)),
+                "text": format!("When {} meets {} the {} breaks; fix number {i}.", pick(2), pick(3), pick(4)),
+                "tags": [pick(5)],
+                "createdAt": devlens_core::clock::rfc3339(1_767_225_600 + (i as u64 / 3) * 60),
+                "updatedAt": devlens_core::clock::rfc3339(1_767_225_600 + (i as u64 / 3) * 60),
+            })
+        })
+        .collect();
+    let export = serde_json::json!({ "version": 1, "solutions": solutions }).to_string();
+    let dir = tempfile::tempdir().unwrap();
+    let embedded = common::kb_in(&dir, Ok(Arc::new(WordHash)));
+    let database = pg.database();
+    let server = kb_on(&database, Ok(Arc::new(WordHash)));
+    for kb in [&embedded, &server] {
+        let report = kb.import_json(&export, "bulk.json").unwrap();
+        assert_eq!(report.counts.created, 1200);
+        let embedded = kb.reembed(&|_, _| {}).await.unwrap();
+        assert_eq!(embedded.embedded, 1200);
+        assert_eq!(kb.status().await.unwrap().embedded, 1200);
+    }
+    let name = database.rsplit('/').next().unwrap();
+    assert_eq!(
+        pg.sql(
+            name,
+            "SELECT count(*) FROM pg_indexes WHERE indexname = 'kb_chunks_hnsw_32'"
+        ),
+        "1",
+        "the vector index is built again after the bulk write"
+    );
+    assert_eq!(
+        server.export_json().unwrap(),
+        embedded.export_json().unwrap()
+    );
+    for query in [
+        "cors preflight",
+        "vite worker stream",
+        "grid canvas locale 17",
+    ] {
+        let a = embedded
+            .search(query, &mode(SearchMode::Semantic))
+            .await
+            .unwrap();
+        let b = server
+            .search(query, &mode(SearchMode::Semantic))
+            .await
+            .unwrap();
+        let ids = |r: &devlens_kb::SearchResults| {
+            r.results
+                .iter()
+                .take(3)
+                .map(|x| x.similarity.map(|s| (s * 1e3).round() as i64))
+                .collect::<Vec<_>>()
+        };
+        assert!(!a.results.is_empty(), "{query}");
+        assert_eq!(ids(&a), ids(&b), "{query}");
+    }
+    // The same file again: nothing created or replaced, nothing to embed.
+    let again = server.import_json(&export, "bulk.json").unwrap();
+    assert_eq!(again.counts.unchanged, 1200);
+    assert_eq!(server.reembed(&|_, _| {}).await.unwrap().embedded, 0);
+}
