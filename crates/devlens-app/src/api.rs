@@ -29,10 +29,10 @@ use crate::{App, AppError};
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SpecArgs {
-    /// A configured project; omit for the active one.
+    // A configured project (omit for the active one); `spec` is a spec file or URL instead. Both
+    // are said once for every API tool (the server's instructions), not in each of 11 schemas.
     #[serde(default, alias = "project")]
     pub project_name: Option<String>,
-    /// A spec file or http(s) URL instead of a project.
     #[serde(default)]
     pub spec: Option<String>,
 }
@@ -147,7 +147,7 @@ pub struct ListEndpoints {
     /// Skip this many endpoints (paging).
     #[serde(default)]
     pub offset: Option<usize>,
-    /// At most this many endpoints (default 100, at most 200; nextOffset pages on).
+    /// At most this many (default 100, at most 200; nextOffset pages on).
     #[serde(default)]
     pub limit: Option<usize>,
     #[serde(flatten)]
@@ -187,13 +187,13 @@ pub async fn operation_ids(app: &App, selector: &SpecSelector) -> Result<Vec<Str
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct EndpointArgs {
-    /// The operationId, e.g. "issues/create". Or give method and path.
+    /// E.g. "issues/create"; or give method and path.
     #[serde(default)]
     pub operation_id: Option<String>,
     /// HTTP method, with path.
     #[serde(default)]
     pub method: Option<String>,
-    /// Path template as in the spec, e.g. "/repos/{owner}/{repo}/issues".
+    /// Path template, e.g. "/repos/{owner}/{repo}/issues".
     #[serde(default)]
     pub path: Option<String>,
     #[serde(flatten)]
@@ -231,7 +231,7 @@ pub struct SearchArgs {
     /// List this tag's endpoints instead of searching.
     #[serde(default)]
     pub tag: Option<String>,
-    /// Keep only this method: GET, POST, PUT, PATCH or DELETE.
+    /// Only this HTTP method.
     #[serde(default)]
     pub method: Option<String>,
     /// How many results, 1 to 50.
@@ -239,11 +239,11 @@ pub struct SearchArgs {
     // what fits.
     #[schemars(required)]
     pub limit: Option<i64>,
-    /// hybrid (default: meaning plus keywords, ranked best), semantic, or keyword. Without a
-    /// semantic index, keyword ranking runs and the result says why.
+    /// hybrid (default: meaning plus keywords), semantic or keyword (what runs without a semantic
+    /// index).
     #[serde(default)]
     pub mode: Option<String>,
-    /// Attach each hit's full endpoint details (parameters, body, response).
+    /// Attach each hit's full details (parameters, body, response).
     #[serde(default)]
     pub details: Option<bool>,
     #[serde(flatten)]
@@ -279,13 +279,13 @@ pub struct SemanticSearchArgs {
     /// List this tag's endpoints instead of searching.
     #[serde(default)]
     pub tag: Option<String>,
-    /// Keep only this method: GET, POST, PUT, PATCH or DELETE.
+    /// Only this HTTP method.
     #[serde(default)]
     pub method: Option<String>,
     /// How many results, 1 to 50 (default 10).
     #[serde(default)]
     pub limit: Option<i64>,
-    /// Attach each hit's full endpoint details (parameters, body, response).
+    /// Attach each hit's full details (parameters, body, response).
     #[serde(default)]
     pub details: Option<bool>,
     #[serde(flatten)]
@@ -321,7 +321,7 @@ pub async fn search(
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct BuildIndexArgs {
-    /// Embed every endpoint again instead of reusing the vectors of unchanged ones.
+    /// Embed every endpoint again, unchanged ones too.
     // `force` is how the REST API (and the panel) has always said it.
     #[serde(default, alias = "force")]
     pub force_rebuild: Option<bool>,

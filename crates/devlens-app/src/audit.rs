@@ -56,12 +56,11 @@ pub enum Measure {
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct PerformanceArgs {
-    /// vitals (default), trace, profile or memory.
+    /// Default vitals.
     #[serde(default)]
     pub measure: Measure,
-    /// trace/profile: reload (default: record a reload), start, or stop (report what was
-    /// recorded since start). vitals: reload measures a fresh load; start or stop reads the
-    /// page as it is, with the interactions since it loaded.
+    /// trace/profile: reload (default: record a reload), or start then stop. vitals: reload
+    /// measures a fresh load; start/stop read the page as is, with its interactions.
     #[serde(default)]
     pub phase: Option<Phase>,
     /// trace: also save the raw trace here (DevTools opens it).
@@ -70,7 +69,7 @@ pub struct PerformanceArgs {
     /// profile, memory: functions or constructors listed (default 10).
     #[serde(default)]
     pub top: Option<usize>,
-    /// memory: also take a heap snapshot (constructors by retained size, detached DOM).
+    /// memory: also a heap snapshot (retained sizes, detached DOM).
     #[serde(default)]
     pub heap_snapshot: bool,
     /// memory: keep the raw heap snapshot here (DevTools opens it).

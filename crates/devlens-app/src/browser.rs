@@ -72,16 +72,16 @@ pub struct ChromeArgs {
     /// launch: run without a window (default true).
     #[serde(default)]
     pub headless: Option<bool>,
-    /// launch: an executable from the server's allowed list. Default: the configured one.
+    /// launch: an allowed executable (default: the configured one).
     #[serde(default)]
     pub chrome_path: Option<String>,
-    /// launch: a profile folder from the server's allowed list. Default: a fresh one.
+    /// launch: an allowed profile folder (default: a fresh one).
     #[serde(default)]
     pub user_data_dir: Option<String>,
-    /// connect: a port (9222), host:port, http://host:port or a ws:// DevTools URL.
+    /// connect: a port (9222), host:port, or an http:// or ws:// URL.
     #[serde(default)]
     pub endpoint: Option<String>,
-    /// The id of the new connection. Default: c1, c2, ...
+    /// The new connection's id (default c1, c2, …).
     #[serde(default)]
     pub connection_id: Option<String>,
 }
@@ -109,7 +109,7 @@ pub struct TargetArgs {
     /// new: the URL to open. switch/close: part of the tab's URL.
     #[serde(default)]
     pub url: Option<String>,
-    /// switch/close: the tab's target id (or a prefix of 4+ characters).
+    /// switch/close: the tab's id (or its first 4+ characters).
     #[serde(default)]
     pub id: Option<String>,
     #[serde(flatten)]
@@ -133,7 +133,7 @@ pub struct NavigateArgs {
     /// back, forward or reload, instead of a URL.
     #[serde(default)]
     pub action: Option<HistoryAction>,
-    /// Stop waiting for the load after this many milliseconds (default 30000, at most 120000).
+    /// Load timeout in ms (default 30000, at most 120000).
     #[serde(default)]
     pub timeout_ms: Option<u64>,
     #[serde(flatten)]
@@ -143,13 +143,12 @@ pub struct NavigateArgs {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct QueryElementsArgs {
-    /// CSS selector, e.g. "form button" or "#login". `a >>> b` finds b inside the shadow roots
-    /// and iframes under a.
+    /// CSS selector, e.g. "form button"; `a >>> b`: b inside the shadow roots and iframes under a.
     pub selector: String,
     /// Search shadow roots and iframes even when the page itself has matches.
     #[serde(default)]
     pub pierce: Option<bool>,
-    /// Only elements whose text, value, label or placeholder contains this (case-insensitive).
+    /// Only elements whose text, value, label or placeholder has this (case-insensitive).
     #[serde(default)]
     pub text: Option<String>,
     /// Only visible (true) or only hidden (false) elements.
@@ -187,7 +186,7 @@ pub struct SnapshotArgs {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ClickArgs {
-    /// A ref from the latest snapshot (e12) or a CSS selector.
+    /// A snapshot ref (e12) or a CSS selector.
     #[serde(alias = "ref", alias = "selector")]
     pub element: String,
     /// left (default), right or middle.
@@ -203,10 +202,10 @@ pub struct ClickArgs {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct FillArgs {
-    /// A ref from the latest snapshot (e12) or a CSS selector.
+    /// A snapshot ref (e12) or a CSS selector.
     #[serde(alias = "ref", alias = "selector")]
     pub element: String,
-    /// The new value (replaces what the field holds; a select picks this option).
+    /// The new value (replaces the field's; a select picks this option).
     pub value: String,
     #[serde(flatten)]
     pub connection: ConnectionArgs,
@@ -217,7 +216,7 @@ pub struct FillArgs {
 pub struct TypeTextArgs {
     /// The text to type, key by key.
     pub text: String,
-    /// Focus this first (ref or CSS selector). Default: the focused element.
+    /// Focus this first (ref or CSS selector).
     #[serde(default, alias = "ref", alias = "selector")]
     pub element: Option<String>,
     /// Press Enter afterwards.
@@ -232,7 +231,7 @@ pub struct TypeTextArgs {
 pub struct PressKeyArgs {
     /// A key or combination: Enter, Escape, ArrowDown, Control+A, Shift+Tab.
     pub key: String,
-    /// Focus this first (ref or CSS selector). Default: the focused element.
+    /// Focus this first (ref or CSS selector).
     #[serde(default, alias = "ref", alias = "selector")]
     pub element: Option<String>,
     #[serde(flatten)]
@@ -242,7 +241,7 @@ pub struct PressKeyArgs {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ElementArgs {
-    /// A ref from the latest snapshot (e12) or a CSS selector.
+    /// A snapshot ref (e12) or a CSS selector.
     #[serde(alias = "ref", alias = "selector")]
     pub element: String,
     #[serde(flatten)]
@@ -255,7 +254,7 @@ pub struct SelectOptionArgs {
     /// The <select>: a ref (e12) or a CSS selector.
     #[serde(alias = "ref", alias = "selector")]
     pub element: String,
-    /// Option values or visible labels to select (several for a multiple select).
+    /// Option values or visible labels (several for a multiple select).
     pub values: Vec<String>,
     #[serde(flatten)]
     pub connection: ConnectionArgs,
@@ -298,7 +297,7 @@ pub struct WaitForArgs {
     /// Wait until no request is in flight for half a second.
     #[serde(default)]
     pub network_idle: Option<bool>,
-    /// Give up after this many milliseconds (default 5000, at most 60000).
+    /// Timeout in ms (default 5000, at most 60000).
     #[serde(default)]
     pub timeout_ms: Option<u64>,
     #[serde(flatten)]
@@ -320,19 +319,19 @@ pub struct HandleDialogArgs {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ConsoleArgs {
-    /// Lowest level to include: error, warn, info, log or debug (default: everything).
+    /// Lowest level: error, warn, info, log or debug (default: all).
     #[serde(default)]
     pub level: Option<String>,
-    /// Only entries whose text contains this (case-insensitive).
+    /// Only entries containing this (case-insensitive).
     #[serde(default)]
     pub contains: Option<String>,
     /// At most this many, the most recent (default 50, at most 500).
     #[serde(default)]
     pub limit: Option<usize>,
-    /// Only entries that arrived after the previous get_console_logs of this tab.
+    /// Only entries since this tab's previous get_console_logs.
     #[serde(default)]
     pub since_last_read: Option<bool>,
-    /// Also entries of pages shown before the current one (default: current page only).
+    /// Also entries of the tab's earlier pages.
     #[serde(default)]
     pub include_previous_pages: Option<bool>,
     #[serde(flatten)]
@@ -345,7 +344,7 @@ pub struct NetworkArgs {
     /// Only network errors and HTTP 4xx/5xx.
     #[serde(default)]
     pub failed_only: Option<bool>,
-    /// Only this resource type: document, script, fetch, xhr, image, stylesheet, font, ...
+    /// document, script, fetch, xhr, image, stylesheet, font, …
     #[serde(default)]
     pub resource_type: Option<String>,
     /// Only URLs containing this (case-insensitive).
@@ -357,10 +356,10 @@ pub struct NetworkArgs {
     /// At most this many (default 50, at most 500).
     #[serde(default)]
     pub limit: Option<usize>,
-    /// Also requests of the pages this tab showed before the current one.
+    /// Also requests of the tab's earlier pages.
     #[serde(default)]
     pub include_previous_pages: Option<bool>,
-    /// Also static resources that loaded fine (scripts, styles, images, fonts).
+    /// Also static resources that loaded fine.
     #[serde(default)]
     pub include_static: Option<bool>,
     #[serde(flatten)]
@@ -380,10 +379,10 @@ pub enum RequestId {
 pub struct NetworkRequestArgs {
     /// The request's id from list_network_requests (7 or "#7").
     pub id: RequestId,
-    /// Inline at most this many bytes of each body (default 4096, at most 262144).
+    /// Bytes of each body inlined (default 4096, at most 262144).
     #[serde(default)]
     pub max_body_bytes: Option<usize>,
-    /// Write the full response body to this file (in the workspace) instead of inlining it.
+    /// Save the full response body to this workspace file instead of inlining it.
     #[serde(default)]
     pub save_response_body_to: Option<String>,
     /// Include request and response headers (default true).
@@ -402,13 +401,12 @@ pub struct ScreenshotArgs {
     /// Only this element: a ref (e12) or a CSS selector.
     #[serde(default, alias = "ref", alias = "selector")]
     pub element: Option<String>,
-    /// png (default) or jpeg.
     #[serde(default)]
     pub format: Option<ImageFormat>,
     /// JPEG quality 1-100 (default 80).
     #[serde(default)]
     pub quality: Option<u8>,
-    /// Save the image to this file (in the workspace) and return its path instead.
+    /// Save it to this workspace file and answer with the path.
     #[serde(default)]
     pub path: Option<String>,
     #[serde(flatten)]
@@ -418,16 +416,15 @@ pub struct ScreenshotArgs {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct EvaluateArgs {
-    /// JavaScript, run like the DevTools console (top-level await works); the value of the last
-    /// expression is returned as JSON.
+    /// JavaScript, as in the DevTools console (top-level await works).
     pub expression: String,
-    /// Give up (and stop the script) after this many milliseconds (default 10000).
+    /// Timeout in ms, then the script is stopped (default 10000).
     #[serde(default)]
     pub timeout_ms: Option<u64>,
-    /// Cut the JSON of the value at this many bytes (default 8192, at most 262144).
+    /// Cut the value's JSON at this many bytes (default 8192, at most 262144).
     #[serde(default)]
     pub max_value_bytes: Option<usize>,
-    /// Attach a screenshot of the viewport taken afterwards.
+    /// Attach a viewport screenshot taken afterwards.
     #[serde(default)]
     pub screenshot: Option<bool>,
     #[serde(flatten)]
@@ -437,9 +434,9 @@ pub struct EvaluateArgs {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct InjectCssArgs {
-    /// Style rules to add to the page, e.g. "header { display: none }".
+    /// Rules to add, e.g. "header { display: none }".
     pub css: String,
-    /// Attach a screenshot of the viewport taken afterwards.
+    /// Attach a viewport screenshot taken afterwards.
     #[serde(default)]
     pub screenshot: Option<bool>,
     #[serde(flatten)]
@@ -459,7 +456,7 @@ pub enum NetworkArg {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct EmulateArgs {
-    /// Viewport size in CSS pixels, with optional deviceScaleFactor and mobile.
+    /// In CSS pixels.
     #[serde(default)]
     pub viewport: Option<ViewportSize>,
     /// prefers-color-scheme: light, dark or no-preference.
@@ -468,7 +465,7 @@ pub struct EmulateArgs {
     /// CPU slowdown factor (1 = none, 4 = a mid-range phone).
     #[serde(default)]
     pub cpu_slowdown: Option<f64>,
-    /// Network throttling: none, offline, slow-3g, fast-3g, fast-4g, or custom conditions.
+    /// Throttling: a preset or custom conditions.
     #[serde(default)]
     pub network: Option<NetworkArg>,
     /// Clear every emulation first.
@@ -483,7 +480,7 @@ pub struct EmulateArgs {
 pub struct RemoveCssArgs {
     /// The stylesheet's id from inject_css (e.g. devlens-css-1).
     pub id: String,
-    /// Attach a screenshot of the viewport taken afterwards.
+    /// Attach a viewport screenshot taken afterwards.
     #[serde(default)]
     pub screenshot: Option<bool>,
     #[serde(flatten)]

@@ -72,17 +72,17 @@ pub struct CheckTraffic {
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct CheckTrafficArgs {
-    /// A HAR file (workspace-relative) to check instead of the browser tab's live traffic.
+    /// A HAR file (workspace-relative) to check instead of the tab's live traffic.
     #[serde(default)]
     pub har: Option<String>,
-    /// Where the API runs, e.g. "http://127.0.0.1:8080/api". Default: the project's base_url,
-    /// else the spec's servers (their paths on the page's own origin too).
+    /// Where the API runs (default: the project's base_url, else the spec's servers, also on the
+    /// page's origin).
     #[serde(default)]
     pub base_url: Option<String>,
-    /// Also the requests of pages the tab showed before the current one.
+    /// Also requests of the tab's earlier pages.
     #[serde(default)]
     pub include_previous_pages: Option<bool>,
-    /// The browser connection (omit for the active one).
+    // Omit for the active connection (said once: chrome_list_connections, the instructions).
     #[serde(default)]
     pub connection_id: Option<String>,
     #[serde(flatten)]
@@ -255,7 +255,7 @@ pub struct CallEndpoint {
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct CallEndpointArgs {
-    /// The operationId, e.g. "createOrder". Or give method and path.
+    /// E.g. "createOrder"; or give method and path.
     #[serde(default)]
     pub operation_id: Option<String>,
     #[serde(default)]
@@ -279,7 +279,7 @@ pub struct CallEndpointArgs {
     /// Overrides the project's base URL.
     #[serde(default)]
     pub base_url: Option<String>,
-    /// Send it. Default: GET/HEAD/OPTIONS are sent, other methods shown as a dry run (curl).
+    /// Send a POST, PUT, PATCH or DELETE instead of a dry run.
     #[serde(default)]
     pub execute: Option<bool>,
     #[serde(flatten)]

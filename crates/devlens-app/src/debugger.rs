@@ -42,10 +42,10 @@ pub enum BreakpointAction {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct BreakpointArgs {
-    /// set: needs url and lineNumber; remove: needs breakpointId; list: nothing.
+    // What each needs is on its arguments (set: url, lineNumber; remove: breakpointId).
     pub action: BreakpointAction,
-    /// set: the script's full URL or its end (`app.js`, `/js/app.js`), or an original source
-    /// of a source-mapped bundle (`src/cart.ts`); `*` matches anything.
+    /// set: the script's URL or its end (`app.js`; `*` matches any), or a source-mapped original
+    /// (`src/cart.ts`).
     #[serde(default)]
     pub url: Option<String>,
     /// set: 1-based line.
@@ -86,8 +86,7 @@ pub struct ExecutionArgs {
 pub struct StepArgs {
     /// over: next statement; into: into the call on this line; out: back to the caller.
     pub direction: StepDirection,
-    /// Answer with the full pause context (source, stack, locals, console). Default true;
-    /// false answers with the new location only.
+    /// The full pause context (default true); false: the new location only.
     #[serde(default)]
     pub include_context: Option<bool>,
     #[serde(default)]
@@ -97,9 +96,8 @@ pub struct StepArgs {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct EvaluateInFrameArgs {
-    /// JavaScript to evaluate in the frame.
     pub expression: String,
-    /// The frame (0 = where execution stopped; call_stack lists them). Default 0.
+    /// 0 (default): where execution stopped; call_stack lists the frames.
     #[serde(default)]
     pub frame_index: Option<usize>,
     #[serde(default)]
@@ -118,7 +116,7 @@ pub struct PauseOnExceptionsArgs {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct WaitForPauseArgs {
-    /// Give up after this many milliseconds (default 10000, at most 60000).
+    /// Timeout in ms (default 10000, at most 60000).
     #[serde(default)]
     pub timeout_ms: Option<u64>,
     #[serde(default)]

@@ -27,8 +27,8 @@ use crate::{App, AppError};
 #[derive(Debug, Clone, Default, PartialEq, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ResolveLibrary {
-    /// The library or package name as you know it, e.g. "react", "vue", "@vue/runtime-core",
-    /// "node:fs". Spelling mistakes are tolerated.
+    /// The library or package name, e.g. "react", "@vue/runtime-core", "node:fs"; typos are
+    /// tolerated.
     // Required of a tool call; a request without it is refused by the docs, which say what to
     // give.
     #[serde(alias = "name", alias = "library_name")]

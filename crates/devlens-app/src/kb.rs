@@ -31,13 +31,13 @@ use crate::{App, AppError};
 /// remove the tags: on a command line or in a form, an empty value is how a person says "none".
 #[derive(Debug, Clone, Default, PartialEq, Deserialize, JsonSchema)]
 pub struct SaveSolution {
-    /// Update this saved solution: only the fields given change. Omit to save a new one.
+    /// Update this solution (the fields given); omit to save a new one.
     #[serde(default)]
     pub id: Option<String>,
-    /// A short title, e.g. "Fix CORS preflight on PUT" (required for a new solution).
+    /// A short title, e.g. "Fix CORS preflight on PUT" (required when new).
     #[serde(default)]
     pub title: Option<String>,
-    /// The solution itself: explanation, code, steps (required for a new solution).
+    /// The solution: explanation, code, steps (required when new).
     #[serde(default)]
     pub text: Option<String>,
     /// Where it came from. "" removes it on update.
@@ -169,7 +169,7 @@ pub async fn update(app: &App, id: &str, changes: UpdateSolution) -> Result<Save
 /// `search_solutions`, `devlens kb search`.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize, JsonSchema)]
 pub struct SearchSolutions {
-    /// The problem in your words, e.g. "CORS error on PUT with credentials".
+    /// The problem, e.g. "CORS error on PUT with credentials".
     pub query: String,
     /// semantic (default, by meaning), keyword, or hybrid.
     #[serde(default)]
@@ -177,7 +177,7 @@ pub struct SearchSolutions {
     /// Results, 1–50 (default 5).
     #[serde(default, alias = "topK")]
     pub top_k: Option<usize>,
-    /// Minimum cosine similarity, -1–1 (default calibrated for the model).
+    /// Minimum cosine similarity, -1–1 (default: calibrated).
     #[serde(default, alias = "similarityThreshold")]
     pub similarity_threshold: Option<f32>,
 }
@@ -293,9 +293,9 @@ pub async fn ask(app: &App, args: AskKnowledgeBase) -> Result<AskAnswer, AppErro
 /// `get_solution`.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize, JsonSchema)]
 pub struct GetSolution {
-    /// The solution's id, from search_solutions or ask_knowledge_base.
+    /// From search_solutions or ask_knowledge_base.
     pub id: String,
-    /// The character to read the text from: a cut answer's nextOffset (default 0).
+    /// Where to read the text on from: a cut answer's nextOffset.
     #[serde(default)]
     pub offset: Option<usize>,
 }
@@ -308,7 +308,7 @@ pub fn read(app: &App, args: &GetSolution) -> Result<SolutionRead, AppError> {
 /// `delete_solution`.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize, JsonSchema)]
 pub struct SolutionId {
-    /// The solution's id, from search_solutions or ask_knowledge_base.
+    /// From search_solutions or ask_knowledge_base.
     pub id: String,
 }
 

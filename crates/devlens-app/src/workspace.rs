@@ -43,7 +43,7 @@ pub struct ListFiles {
     /// A folder of the workspace (default: all of it).
     #[serde(default)]
     pub path: Option<String>,
-    /// Globs, e.g. ["*.tsx", "src/**/*.css"]. .gitignore is respected.
+    /// Globs, e.g. ["*.tsx", "src/**/*.css"].
     #[serde(default)]
     pub globs: Vec<String>,
     #[serde(default)]
@@ -85,7 +85,7 @@ pub struct WriteFile {
     pub path: String,
     /// The whole new content.
     pub content: String,
-    /// When the open page uses the file: what to check after the change.
+    /// What to check on the open page after the change.
     #[serde(default)]
     pub page: Option<PageCheck>,
 }
@@ -98,7 +98,7 @@ pub struct PageCheck {
     /// Wait for the page to take the change (default true).
     #[serde(default)]
     pub wait: Option<bool>,
-    /// Reload the page when no dev server with hot reload feeds it (default true).
+    /// Reload when no dev server hot-reloads the page (default true).
     #[serde(default)]
     pub reload: Option<bool>,
     /// Attach a screenshot afterwards.
@@ -165,7 +165,7 @@ impl Report for LiveChange {
 #[serde(rename_all = "camelCase")]
 pub struct EditFile {
     pub path: String,
-    /// Exact text to replace (must occur once unless replaceAll).
+    /// Exact text to replace.
     #[serde(default)]
     pub old_text: Option<String>,
     #[serde(default)]
@@ -175,10 +175,10 @@ pub struct EditFile {
     /// Instead: unified-diff hunks (`@@ -a,b +c,d @@`).
     #[serde(default)]
     pub diff: Option<String>,
-    /// The version read_file returned: refuse if the file changed since.
+    /// read_file's version: refuse if the file changed since.
     #[serde(default)]
     pub expected_version: Option<String>,
-    /// When the open page uses the file: what to check after the change.
+    /// What to check on the open page after the change.
     #[serde(default)]
     pub page: Option<PageCheck>,
 }

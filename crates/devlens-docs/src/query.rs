@@ -24,21 +24,20 @@ pub const MAX_QUERY_CHARS: usize = 1000;
 /// The input of `query_docs` (the shape Context7's tool takes).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct QueryDocsInput {
-    /// The library's id, as `resolve_library_id` or `devlens docs list` show it, e.g. `react`
-    /// or `/facebook/react`.
+    /// From resolve_library_id, e.g. `react` or `/facebook/react`.
     pub library_id: String,
-    /// The question or search, in natural language (at most 1000 characters).
+    /// The question, in natural language (at most 1000 characters).
     pub query: String,
-    /// A specific version [default: the most recently ingested one].
+    /// A version (default: the latest ingested).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub version: Option<String>,
-    /// How many results to return, 1–20 [default: 5].
+    /// Results, 1–20 (default 5).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_results: Option<usize>,
-    /// Include code snippets and examples [default: true].
+    /// Include code examples (default true).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub include_code: Option<bool>,
-    /// The context's budget in cl100k tokens, 1000–8000 [default: 4000].
+    /// Token budget (cl100k), 1000–8000 (default 4000).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub context_limit: Option<usize>,
 }

@@ -104,7 +104,7 @@ impl DevlensServer {
     }
 
     /// Everything needed to call one endpoint: parameters, request body and success response
-    /// schemas with $refs resolved, compact. Name it by operationId or by method + path.
+    /// schemas, $refs resolved. Name it by operationId or method + path.
     #[tool(
         name = "get_endpoint_details",
         annotations(
@@ -151,9 +151,8 @@ impl DevlensServer {
         reply(found.await)
     }
 
-    /// Find endpoints by meaning (embeddings): search_api_documentation in semantic mode (exactly
-    /// one of query or tag). Falls back to keyword ranking, and says so, when no semantic index
-    /// is built.
+    /// search_api_documentation in semantic mode: endpoints by meaning (exactly one of query or
+    /// tag). Without a semantic index it ranks by keywords and says so.
     #[tool(
         name = "semantic_search_api_documentation",
         annotations(
@@ -176,9 +175,9 @@ impl DevlensServer {
         reply(found.await)
     }
 
-    /// Build or rebuild the semantic search index of a project's spec (embeds every endpoint;
-    /// unchanged endpoints reuse their vectors; progress notifications given a progressToken).
-    /// Searches keep using the previous index until the new one is complete.
+    /// Build or rebuild the semantic index of a project's spec (unchanged endpoints keep their
+    /// vectors; progress given a progressToken). Searches use the old index until the new one is
+    /// done.
     #[tool(
         name = "build_api_embedding_index",
         annotations(title = "Build the semantic API index", read_only_hint = false, destructive_hint = false, idempotent_hint = true, open_world_hint = false),
@@ -222,10 +221,9 @@ impl DevlensServer {
         reply(status.await)
     }
 
-    /// Check the browser tab's API calls (or a HAR file) against the project's OpenAPI spec:
-    /// undocumented endpoints and statuses, and schema drift (missing required fields, wrong
-    /// types, values outside an enum, extra fields), each with operationId, JSON pointer and
-    /// the value seen.
+    /// Check the tab's API calls (or a HAR file) against the OpenAPI spec: undocumented endpoints
+    /// and statuses, schema drift (missing required fields, wrong types, values outside an enum,
+    /// extra fields) with operationId, JSON pointer and value.
     #[tool(
         name = "check_api_traffic",
         annotations(
@@ -248,9 +246,8 @@ impl DevlensServer {
     }
 
     /// Call an endpoint by operationId with the project's base URL and credentials (from the
-    /// environment, never shown); arguments and answer are checked against the spec (an error
-    /// comes with the contract). GET is sent; other methods are a dry run (curl) unless execute
-    /// is true.
+    /// environment, never shown); arguments and answer are checked against the spec. Methods other
+    /// than GET/HEAD/OPTIONS are a dry run (curl) unless execute is true.
     #[tool(
         name = "call_endpoint",
         annotations(

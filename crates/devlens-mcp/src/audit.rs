@@ -10,8 +10,8 @@ use crate::{DevlensServer, reply::reply};
 
 #[tool_router(router = audit_tools, vis = "pub(crate)")]
 impl DevlensServer {
-    /// Accessibility audit with axe-core of the page and its frames (or one element: scope).
-    /// Violations by impact, each with elements' selectors, refs, HTML and how to fix them.
+    /// axe-core accessibility audit of the page and its frames (or one element: scope): violations
+    /// by impact, each with elements' selectors, refs, HTML and how to fix them.
     #[tool(
         name = "audit_accessibility",
         annotations(
@@ -27,10 +27,10 @@ impl DevlensServer {
         reply(audit::accessibility(self.app(), args).await)
     }
 
-    /// Performance of the page. vitals: LCP, CLS, INP, TBT with the elements and scripts
-    /// behind them. trace: a reload (or start … stop around your actions) reduced to long
-    /// tasks with their functions, render-blocking and slow requests, layout shifts, main-thread
-    /// time. profile: top functions by CPU time. Emulated throttling applies.
+    /// Page performance. vitals: LCP, CLS, INP, TBT and what causes them. trace: a reload (or start
+    /// … stop around your actions) as long tasks, render-blocking and slow requests, layout shifts.
+    /// profile: top functions by CPU time. memory: heap, DOM nodes, listeners. Emulated throttling
+    /// applies.
     #[tool(
         name = "audit_performance",
         annotations(
@@ -52,9 +52,9 @@ impl DevlensServer {
         reply(report.await)
     }
 
-    /// The app's state: frameworks and versions (default view); the React or Vue component
-    /// tree around an element; a component's props, state and hooks; Redux, Zustand, Pinia
-    /// stores; globals the app added. Paged, secrets redacted.
+    /// The app's state: frameworks and versions (default); the React/Vue component tree around an
+    /// element; a component's props, state, hooks; Redux, Zustand, Pinia stores; globals the app
+    /// added. Paged, secrets redacted.
     #[tool(
         name = "inspect_app_state",
         annotations(title = "App state", read_only_hint = true, open_world_hint = false)
@@ -66,9 +66,9 @@ impl DevlensServer {
         reply(audit::app_state(self.app(), args).await)
     }
 
-    /// Why an element looks as it does: its computed values and, per property, the
-    /// declarations competing for it — which won and why the others lost (specificity, order,
-    /// !important, inline, inherited, invalid) — with file:line, source-mapped.
+    /// Why an element looks as it does: computed values and, per property, the competing
+    /// declarations, which won and why (specificity, order, !important, inline, inherited,
+    /// invalid), with source-mapped file:line.
     #[tool(
         name = "inspect_css",
         annotations(title = "CSS cascade", read_only_hint = true, open_world_hint = false)

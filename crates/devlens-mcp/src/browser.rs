@@ -35,9 +35,8 @@ fn respond_shown<T: Report>(result: Result<WithScreenshot<T>, AppError>) -> Call
 
 #[tool_router(router = browser_tools, vis = "pub(crate)")]
 impl DevlensServer {
-    /// launch: a browser devlens owns (headless by default; closed when devlens exits); connect:
-    /// a running Chrome started with --remote-debugging-port (endpoint: port, host:port, http or
-    /// ws URL). The new connection becomes active.
+    /// launch: a browser devlens owns (headless by default; closed when devlens exits); connect: a
+    /// running Chrome started with --remote-debugging-port. The new connection becomes active.
     #[tool(
         name = "chrome",
         annotations(
@@ -86,9 +85,8 @@ impl DevlensServer {
         reply(browser::disconnect(self.app(), args).await)
     }
 
-    /// Tabs: list them, switch to one (later calls act on it), open a new one (optionally
-    /// loading url; it becomes active), or close one (default: the active one). Name a tab by
-    /// index, title, url or id.
+    /// Tabs: list, switch (later calls act on it), new (optionally loading url; it becomes active)
+    /// or close (default: the active one). Name a tab by index, title, url or id.
     #[tool(
         name = "target",
         annotations(
@@ -103,8 +101,8 @@ impl DevlensServer {
         reply(browser::target(self.app(), args).await)
     }
 
-    /// Load a URL, or go back, forward or reload. Answers with the final URL, HTTP status,
-    /// title, and the console errors and failed requests of the load.
+    /// Load a URL, or go back, forward or reload. Answers with the final URL, HTTP status, title,
+    /// and the load's console errors and failed requests.
     #[tool(
         name = "navigate",
         annotations(
@@ -120,8 +118,8 @@ impl DevlensServer {
     }
 
     /// Find elements by CSS selector: compact summaries (tag, id, classes, role, text, key
-    /// attributes, visibility, box). Looks inside open shadow roots and same-origin iframes
-    /// when the page itself has no match.
+    /// attributes, visibility, box). Searches open shadow roots and same-origin iframes if the page
+    /// has no match.
     #[tool(
         name = "query_elements",
         annotations(
@@ -153,8 +151,8 @@ impl DevlensServer {
         reply(browser::snapshot(self.app(), args).await)
     }
 
-    /// Click an element (snapshot ref or CSS selector) with real mouse events. Answers with what
-    /// changed: navigation, console errors, failed requests, a dialog, new tabs.
+    /// Click an element (ref or CSS selector) with real mouse events; answers with what changed:
+    /// navigation, console errors, failed requests, a dialog, new tabs.
     #[tool(
         name = "click_element",
         annotations(
@@ -263,7 +261,7 @@ impl DevlensServer {
     }
 
     /// Wait until text appears or disappears, a selector reaches a state, the URL contains
-    /// something, or the network is idle. Give exactly one condition.
+    /// something, or the network is idle (exactly one).
     #[tool(
         name = "wait_for",
         annotations(
@@ -309,8 +307,8 @@ impl DevlensServer {
         reply(browser::console_logs(self.app(), args).await)
     }
 
-    /// The tab's requests (current page): id, method, status, type, URL, duration, size.
-    /// Static resources that loaded fine are left out unless includeStatic. Paged.
+    /// The tab's requests (current page): id, method, status, type, URL, duration, size; paged.
+    /// Static resources that loaded fine only with includeStatic.
     #[tool(
         name = "list_network_requests",
         annotations(
@@ -351,8 +349,8 @@ impl DevlensServer {
         reply(details.await)
     }
 
-    /// Capture the viewport, the full page or one element as PNG (default) or JPEG. Returns the
-    /// image, or with path saves it there and returns the path.
+    /// Capture the viewport, the full page or one element as PNG (default) or JPEG: the image, or
+    /// with path, saved there.
     #[tool(
         name = "screenshot",
         annotations(
@@ -384,8 +382,8 @@ impl DevlensServer {
         }
     }
 
-    /// Run JavaScript in the page like the DevTools console: returns the value as JSON, the
-    /// console output it produced, and a thrown error with its stack.
+    /// Run JavaScript in the page like the DevTools console: the last expression's value as JSON,
+    /// the console output it produced, a thrown error with its stack.
     #[tool(
         name = "evaluate",
         annotations(
@@ -416,7 +414,7 @@ impl DevlensServer {
         respond_shown(browser::inject_css(self.app(), args).await)
     }
 
-    /// Remove a stylesheet inject_css added (by the id it answered with).
+    /// Remove a stylesheet inject_css added.
     #[tool(
         name = "remove_css",
         annotations(
@@ -431,9 +429,8 @@ impl DevlensServer {
         respond_shown(browser::remove_css(self.app(), args).await)
     }
 
-    /// Emulate a device: viewport, prefers-color-scheme, CPU slowdown, network throttling.
-    /// Settings stay on the tab until changed or reset. With no arguments, shows what is in
-    /// effect.
+    /// Emulate a device: viewport, prefers-color-scheme, CPU slowdown, network throttling. Settings
+    /// stay on the tab until changed or reset; no arguments: shows what is in effect.
     #[tool(
         name = "emulate",
         annotations(

@@ -20,9 +20,8 @@ use crate::{
 
 #[tool_router(router = debugger_tools, vis = "pub(crate)")]
 impl DevlensServer {
-    /// Turn the JavaScript debugger on for the active tab (other debugger tools do it on first
-    /// use): says the breakpoints, exception pausing, the scripts loaded and their original
-    /// sources (source maps).
+    /// Turn the JavaScript debugger on for the active tab (other debugger tools do so on first
+    /// use); lists breakpoints, exception pausing, scripts and their original sources.
     #[tool(
         name = "enable_debug_tools",
         annotations(
@@ -40,9 +39,9 @@ impl DevlensServer {
         reply(debugger::enable(self.app(), args).await)
     }
 
-    /// Breakpoints: set one by script URL and 1-based line, with an optional condition; remove
-    /// one by id; list them. Then trigger the code (click_element, navigate, evaluate): the
-    /// call returns with where the page paused.
+    /// Set a breakpoint by script URL and 1-based line (optional condition), remove one by id, or
+    /// list them. Then trigger the code (click_element, navigate, evaluate): the call returns where
+    /// the page paused.
     #[tool(
         name = "breakpoint",
         annotations(
@@ -57,8 +56,8 @@ impl DevlensServer {
         reply(debugger::breakpoint(self.app(), args).await)
     }
 
-    /// Resume a paused page, or pause a running one at the next JavaScript it runs. Answers
-    /// with the pause context when the page is (still or again) paused.
+    /// Resume a paused page, or pause a running one at its next JavaScript. Answers with the pause
+    /// context when paused.
     #[tool(
         name = "execution",
         annotations(
@@ -73,8 +72,8 @@ impl DevlensServer {
         reply(debugger::execution(self.app(), args).await)
     }
 
-    /// Step over, into or out of the current statement of a paused page. Answers with the new
-    /// pause context; variables the step changed are marked.
+    /// Step over, into or out of the current statement of the paused page: answers with the new
+    /// pause context, changed variables marked.
     #[tool(
         name = "step",
         annotations(
@@ -116,8 +115,8 @@ impl DevlensServer {
         reply(debugger::call_stack(self.app(), args).await)
     }
 
-    /// Evaluate JavaScript in a call frame of the paused page (default the innermost): it sees
-    /// that frame's local variables and closures. For the page's global scope use evaluate.
+    /// Evaluate JavaScript in a call frame of the paused page (default the innermost), seeing its
+    /// locals and closures. For the global scope use evaluate.
     #[tool(
         name = "evaluate_in_frame",
         annotations(
@@ -135,8 +134,8 @@ impl DevlensServer {
         reply(debugger::evaluate_in_frame(self.app(), args).await)
     }
 
-    /// Pause when the page throws: none, uncaught, or all exceptions. The action that threw
-    /// returns with the pause context, the exception included.
+    /// Pause when the page throws. The action that threw returns with the pause context, the
+    /// exception included.
     #[tool(
         name = "pause_on_exceptions",
         annotations(
@@ -154,8 +153,8 @@ impl DevlensServer {
         reply(debugger::pause_on_exceptions(self.app(), args).await)
     }
 
-    /// Wait until the page pauses (a breakpoint hit by a timer or a request, an exception)
-    /// and answer with the pause context; already paused: answers at once.
+    /// Wait until the page pauses (a breakpoint hit by a timer or request, an exception) and answer
+    /// with the pause context, at once if already paused.
     #[tool(
         name = "wait_for_pause",
         annotations(

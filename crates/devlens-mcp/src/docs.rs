@@ -15,9 +15,9 @@ use crate::{DevlensServer, reply::reply};
 
 #[tool_router(router = docs_tools, vis = "pub(crate)")]
 impl DevlensServer {
-    /// Find the id of a library from its name or a package name: libraries whose docs devlens
-    /// has ingested, and the project's own dependencies (with the installed version, read on
-    /// the first query). Call this before query_docs unless you already know the id.
+    /// Find a library's id from its name or package name: libraries with ingested docs, and the
+    /// project's own dependencies (with the installed version). Call before query_docs unless you
+    /// know the id.
     #[tool(
         name = "resolve_library_id",
         annotations(title = "Resolve a library id", read_only_hint = true, idempotent_hint = true, open_world_hint = false),
@@ -30,9 +30,8 @@ impl DevlensServer {
         reply(docs::resolve(self.app(), &args))
     }
 
-    /// Answer a question from a library's docs: the best sections and code examples, assembled
-    /// best-first into `context` within `context_limit` tokens (cl100k). Get library_id from
-    /// resolve_library_id.
+    /// Answer a question from a library's docs: the best sections and code examples, best-first,
+    /// within context_limit tokens. Get library_id from resolve_library_id.
     #[tool(
         name = "query_docs",
         annotations(

@@ -67,7 +67,8 @@ meaning and keywords once build_api_embedding_index has run for the project (see
 get_api_index_status); until then it ranks by keywords and says so. check_api_traffic compares \
 the browser tab's API calls (or a HAR file) with the spec; call_endpoint calls an operation with \
 arguments checked first (writes are a dry run unless execute is true); get_code_sample writes a \
-typed fetch function. API tools use the active project unless you pass projectName.";
+typed fetch function. API tools use the active project unless you pass projectName (another \
+configured project) or spec (a spec file or URL).";
 const BROWSER_INSTRUCTIONS: &str = "To see and drive a web page, start a browser with chrome \
 (action launch, or connect to a running Chrome), then navigate, look with snapshot or \
 query_elements, act with click_element / fill_element / type_text (refs from the snapshot or CSS \

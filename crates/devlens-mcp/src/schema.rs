@@ -154,15 +154,40 @@ fn inline_refs(value: &mut Value, single: &Map<String, Value>) {
     }
 }
 
+/// `T`'s input schema, compacted, with `property` described by another tool: its own words
+/// replaced by `refer` (e.g. "As in write_file."), the descriptions nested in it dropped (its
+/// names, types and values stay). Two tools taking the same argument then explain it once.
+pub(crate) fn input_schema_referring<T: schemars::JsonSchema + std::any::Any>(
+    property: &str,
+    refer: &str,
+) -> std::sync::Arc<Map<String, Value>> {
+    let schema = rmcp::handler::server::common::schema_for_input::<T>()
+        .unwrap_or_else(|e| panic!("input schema of {}: {e}", std::any::type_name::<T>()));
+    let mut schema = (*schema).clone();
+    compact_input_schema(&mut schema);
+    let Some(Value::Object(described)) = schema
+        .get_mut("properties")
+        .and_then(|p| p.get_mut(property))
+    else {
+        panic!("{} has no property {property}", std::any::type_name::<T>());
+    };
+    for_each_schema(described, &mut |nested| {
+        nested.remove("description");
+    });
+    described.insert("description".into(), Value::String(refer.into()));
+    std::sync::Arc::new(schema)
+}
+
 /// An output schema as a client uses it: to check the structured content (the model reads the
-/// text answer). Names, types and `null`s stay; `$schema`, Rust formats and descriptions go, and
-/// definitions used once are inlined.
+/// text answer). Names, types and `null`s stay; `$schema`, Rust formats, descriptions and
+/// defaults (a result holds every value) go, and definitions used once are inlined.
 pub(crate) fn compact_output_schema(schema: &mut Map<String, Value>) {
     schema.remove("$schema");
     for_each_schema(schema, &mut |schema| {
         if schema.get("description").is_some_and(Value::is_string) {
             schema.remove("description");
         }
+        schema.remove("default");
     });
     inline_single_use_definitions(schema);
     strip_rust_formats(schema);

@@ -461,8 +461,8 @@ fn unmatched_message(tool: &str, unmatched: &[Unmatched]) -> String {
 
 #[derive(Debug, Deserialize, JsonSchema)]
 pub(crate) struct ToolsArgs {
-    /// Tool names, glob patterns ("*css*", "chrome_*") or families (api, browser, debugger, docs,
-    /// kb, workspace).
+    /// Names, globs ("*css*", "chrome_*") or families (api, browser, debugger, docs, kb,
+    /// workspace).
     #[serde(default)]
     pub tools: Vec<String>,
 }
@@ -651,8 +651,8 @@ pub(crate) fn hidden_tool_reply(tool: &str) -> CallToolResult {
 
 #[tool_router(router = visibility_tools, vis = "pub(crate)")]
 impl DevlensServer {
-    /// Take tools out of this session's tool list (names, globs like "*css*", or a family).
-    /// Hidden tools refuse calls until show_tools brings them back.
+    /// Take tools out of this session's tool list; they refuse calls until show_tools brings them
+    /// back.
     #[tool(
         name = "hide_tools",
         annotations(
@@ -685,8 +685,7 @@ impl DevlensServer {
         self.visibility_reply("hide_tools", outcome).await
     }
 
-    /// Put hidden tools back in this session's tool list (names, globs, a family; "*" for
-    /// all).
+    /// Put hidden tools back in this session's tool list ("*": all).
     #[tool(
         name = "show_tools",
         annotations(

@@ -161,9 +161,9 @@ impl DevlensServer {
         reply(found.await)
     }
 
-    /// Create or replace a file of the workspace (atomically); answers with the diff. When the
-    /// open page uses the file, waits for it to take the change (hot update or reload) and
-    /// reports console errors, failed requests and the dev server's error overlay.
+    /// Create or replace a workspace file (atomically); answers with the diff. When the open page
+    /// uses the file, waits for it to take the change (hot update or reload) and reports console
+    /// errors, failed requests and the dev server's error overlay.
     #[tool(
         name = "write_file",
         annotations(
@@ -184,11 +184,12 @@ impl DevlensServer {
         reply_shown(written.await)
     }
 
-    /// Edit a file: replace oldText (which must occur exactly once, unless replaceAll) with
-    /// newText, or apply a unified diff. Answers with the diff; refused if the file changed
-    /// since it was read. Like write_file, reports how the open page took the change.
+    /// Edit a file: replace oldText (exactly once, unless replaceAll) with newText, or apply a
+    /// unified diff. Answers with the diff; refused if the file changed since read. Like
+    /// write_file, reports how the open page took the change.
     #[tool(
         name = "edit_file",
+        input_schema = crate::schema::input_schema_referring::<EditFile>("page", "As write_file's page."),
         annotations(
             title = "Edit a file",
             read_only_hint = false,

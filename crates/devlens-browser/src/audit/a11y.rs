@@ -35,12 +35,11 @@ const LOAD_WAIT: Duration = Duration::from_secs(5);
 #[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase", default)]
 pub struct A11yOptions {
-    /// Audit only this element and its descendants: a snapshot ref (e12) or a CSS selector.
+    /// Only this element and its descendants: a ref (e12) or CSS selector.
     pub scope: Option<String>,
-    /// Run the rules with these tags: wcag2a, wcag2aa, wcag21aa, wcag22aa, best-practice, …
-    /// (default: all of axe's default rules).
+    /// Only rules with these tags (wcag2a, wcag2aa, wcag21aa, wcag22aa, best-practice, …).
     pub tags: Vec<String>,
-    /// Run only these rule ids (e.g. image-alt, color-contrast).
+    /// Only these rule ids (e.g. image-alt, color-contrast).
     pub rules: Vec<String>,
     /// Skip these rule ids.
     pub exclude: Vec<String>,

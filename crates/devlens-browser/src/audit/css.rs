@@ -46,9 +46,10 @@ const MAP_WAIT: Duration = Duration::from_secs(5);
 pub struct CssQuery {
     /// A snapshot ref (e12) or a CSS selector.
     pub element: String,
-    /// Properties to explain, e.g. ["color", "padding"]; empty: those the page's rules set on it or it inherits.
+    /// Properties to explain, e.g. ["color", "padding"] (default: those its rules set or it
+    /// inherits).
     pub properties: Vec<String>,
-    /// Also list the rules of its pseudo-elements (::before, ::after, ::marker).
+    /// Also its pseudo-elements' rules (::before, ::after, ::marker).
     pub pseudo: bool,
     /// At most this many matched rules (default 10, at most 50).
     pub max_rules: Option<usize>,

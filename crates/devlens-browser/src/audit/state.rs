@@ -64,15 +64,15 @@ pub enum StateFramework {
 #[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase", default)]
 pub struct StateQuery {
-    /// frameworks (default), tree, component, stores or globals.
+    /// Default frameworks.
     pub view: StateView,
-    /// For tree and component: the element (snapshot ref like e12, or CSS selector) whose component to show.
+    /// tree, component: the element (ref e12 or CSS selector) whose component to show.
     pub element: Option<String>,
-    /// For tree and component: react or vue, when the page has both.
+    /// tree, component: react or vue, when the page has both.
     pub framework: Option<StateFramework>,
     /// Tree levels below the start (default 12).
     pub depth: Option<usize>,
-    /// Skip this many items (tree nodes, hooks, stores, globals): the next page.
+    /// Skip this many items (paging).
     pub offset: usize,
     /// Items per page (default 60, at most 300).
     pub limit: Option<usize>,

@@ -27,7 +27,7 @@ pub enum ColorScheme {
     NoPreference,
 }
 
-/// Network conditions; the presets match Chrome DevTools.
+// Network conditions; the presets match Chrome DevTools (the emulate tool's schema lists them).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub enum NetworkProfile {

@@ -207,8 +207,8 @@ async fn every_tool_over_stdio() {
 }
 
 /// What every client pays for the tool list (issue 38): all families' definitions stay within
-/// 50 KB (61.8 KB before the trimming; the issue's goal is 45 KB), and no tool, parameter
-/// (nested ones as `parent.child`) or enum value offered before the list was trimmed has gone
+/// the issue's 45 KB (61.8 KB before the trimming), and no tool, parameter (nested ones as
+/// `parent.child`) or enum value offered before the list was trimmed has gone
 /// (tests/fixtures/tool-parameters.txt).
 #[tokio::test]
 async fn tool_definitions_stay_lean_and_complete() {
@@ -219,8 +219,8 @@ async fn tool_definitions_stay_lean_and_complete() {
 
     let bytes = serde_json::to_string(&tools).unwrap().len();
     assert!(
-        bytes <= 50_000,
-        "{} tools, {bytes} bytes of definitions (at most 50,000: every client reads them on \
+        bytes <= 45_000,
+        "{} tools, {bytes} bytes of definitions (at most 45,000: every client reads them on \
          every start, and the model on every turn)",
         tools.len()
     );
