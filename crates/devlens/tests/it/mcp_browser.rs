@@ -1364,14 +1364,20 @@ fn connect_to_a_running_chromium_with_a_tab_opened_before() {
             let mut chromium = KillOnDrop(child);
             let port_file = profile.join("DevToolsActivePort");
             let written = port_file.as_path();
+            // The file appears before its port is in it: wait for the port itself.
+            let port_in = |path: &std::path::Path| {
+                std::fs::read_to_string(path).ok().and_then(|s| {
+                    s.lines()
+                        .next()
+                        .filter(|l| !l.trim().is_empty())
+                        .map(str::to_string)
+                })
+            };
             assert!(
-                eventually(20, move || async move { written.exists() }).await,
-                "Chromium wrote no DevToolsActivePort"
+                eventually(20, move || async move { port_in(written).is_some() }).await,
+                "Chromium wrote no port to DevToolsActivePort"
             );
-            let port = std::fs::read_to_string(&port_file)
-                .ok()
-                .and_then(|s| s.lines().next().map(str::to_string))
-                .expect("a port");
+            let port = port_in(&port_file).expect("a port");
 
             let ext = On {
                 client: t.client,
