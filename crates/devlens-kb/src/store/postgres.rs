@@ -182,12 +182,12 @@ impl PostgresStore {
 
     /// Makes sure the HNSW index for `dims`-long vectors exists before any is stored.
     async fn ensure_index(&self, dims: usize) -> Result<(), KbError> {
-        let lock = |set: &Mutex<HashSet<usize>>| {
+        let holds = |set: &Mutex<HashSet<usize>>| {
             set.lock()
                 .unwrap_or_else(|p| p.into_inner())
                 .contains(&dims)
         };
-        if lock(&self.indexed_dims) || lock(&self.bulk_dims) {
+        if holds(&self.indexed_dims) || holds(&self.bulk_dims) {
             return Ok(());
         }
         let client = self.client().await?;
@@ -285,7 +285,7 @@ impl PostgresStore {
                 .get(0),
         };
         if let Some(v) = vectors.filter(|v| v.content_hash == hash) {
-            replace_vectors(tx, seq, v).await.map_err(pg)?;
+            replace_vectors(tx, &[(seq, v)]).await.map_err(pg)?;
         }
         let content_changed = existing
             .as_ref()
@@ -461,33 +461,52 @@ async fn delete_in(
     Ok(deleted)
 }
 
+/// Replaces the chunk vectors of each `(seq, vectors)` and records what they were computed
+/// from, in three statements however many solutions there are.
 async fn replace_vectors(
     tx: &Transaction<'_>,
-    seq: i64,
-    v: &ChunkVectors,
+    chosen: &[(i64, &ChunkVectors)],
 ) -> Result<(), tokio_postgres::Error> {
-    tx.execute("DELETE FROM kb_chunks WHERE solution_seq = $1", &[&seq])
-        .await?;
-    let positions: Vec<i32> = (0..v.chunks.len() as i32).collect();
-    let starts: Vec<i32> = v.chunks.iter().map(|(r, _)| r.start as i32).collect();
-    let ends: Vec<i32> = v.chunks.iter().map(|(r, _)| r.end as i32).collect();
-    let embeddings: Vec<Vector> = v
-        .chunks
-        .iter()
-        .map(|(_, e)| Vector::from(e.clone()))
-        .collect();
-    let dims = v.dims as i32;
+    let seqs: Vec<i64> = chosen.iter().map(|(seq, _)| *seq).collect();
     tx.execute(
-        "INSERT INTO kb_chunks (solution_seq, position, start_byte, end_byte, dims, embedding) \
-         SELECT $1, p, s, e, $2, v FROM UNNEST($3::int[], $4::int[], $5::int[], $6::vector[]) \
-         AS t(p, s, e, v)",
-        &[&seq, &dims, &positions, &starts, &ends, &embeddings],
+        "DELETE FROM kb_chunks WHERE solution_seq = ANY($1)",
+        &[&seqs],
     )
     .await?;
+    let mut owners = Vec::new();
+    let mut positions = Vec::new();
+    let mut starts = Vec::new();
+    let mut ends = Vec::new();
+    let mut dims = Vec::new();
+    let mut embeddings = Vec::new();
+    for (seq, v) in chosen {
+        for (position, (range, embedding)) in v.chunks.iter().enumerate() {
+            owners.push(*seq);
+            positions.push(position as i32);
+            starts.push(range.start as i32);
+            ends.push(range.end as i32);
+            dims.push(v.dims as i32);
+            embeddings.push(Vector::from(embedding.clone()));
+        }
+    }
     tx.execute(
-        "UPDATE kb_solutions SET embedded_hash = $2, embedded_model = $3, embedded_dims = $4 \
-         WHERE seq = $1",
-        &[&seq, &v.content_hash, &v.model, &dims],
+        "INSERT INTO kb_chunks (solution_seq, position, start_byte, end_byte, dims, embedding) \
+         SELECT * FROM UNNEST($1::bigint[], $2::int[], $3::int[], $4::int[], $5::int[], \
+         $6::vector[])",
+        &[&owners, &positions, &starts, &ends, &dims, &embeddings],
+    )
+    .await?;
+    let hashes: Vec<&str> = chosen
+        .iter()
+        .map(|(_, v)| v.content_hash.as_str())
+        .collect();
+    let models: Vec<&str> = chosen.iter().map(|(_, v)| v.model.as_str()).collect();
+    let sizes: Vec<i32> = chosen.iter().map(|(_, v)| v.dims as i32).collect();
+    tx.execute(
+        "UPDATE kb_solutions s SET embedded_hash = t.hash, embedded_model = t.model, \
+         embedded_dims = t.dims FROM UNNEST($1::bigint[], $2::text[], $3::text[], $4::int[]) \
+         AS t(seq, hash, model, dims) WHERE s.seq = t.seq",
+        &[&seqs, &hashes, &models, &sizes],
     )
     .await?;
     Ok(())
@@ -526,9 +545,8 @@ impl SolutionStore for PostgresStore {
             self.db.block_on(self.ensure_index(d))?;
         }
         self.write(async |tx| {
-            // A handful of statements for the whole batch, not four per solution: which
-            // solutions still have the content the vectors were computed from, their old
-            // chunks out, every new chunk in, what they were computed from recorded.
+            // Four statements for the whole batch, not four per solution: which solutions
+            // still have the content the vectors were computed from, then their vectors.
             let ids: Vec<&str> = batch.iter().map(|(id, _)| id.as_str()).collect();
             let hashes: Vec<&str> = batch.iter().map(|(_, v)| v.content_hash.as_str()).collect();
             let current: HashMap<String, i64> = tx
@@ -555,51 +573,7 @@ impl SolutionStore for PostgresStore {
             if chosen.is_empty() {
                 return Ok(0);
             }
-            let seqs: Vec<i64> = chosen.iter().map(|(seq, _)| *seq).collect();
-            tx.execute(
-                "DELETE FROM kb_chunks WHERE solution_seq = ANY($1)",
-                &[&seqs],
-            )
-            .await
-            .map_err(|e| self.pg(e))?;
-            let mut owners = Vec::new();
-            let mut positions = Vec::new();
-            let mut starts = Vec::new();
-            let mut ends = Vec::new();
-            let mut dims = Vec::new();
-            let mut embeddings = Vec::new();
-            for (seq, v) in &chosen {
-                for (position, (range, embedding)) in v.chunks.iter().enumerate() {
-                    owners.push(*seq);
-                    positions.push(position as i32);
-                    starts.push(range.start as i32);
-                    ends.push(range.end as i32);
-                    dims.push(v.dims as i32);
-                    embeddings.push(Vector::from(embedding.clone()));
-                }
-            }
-            tx.execute(
-                "INSERT INTO kb_chunks (solution_seq, position, start_byte, end_byte, dims, \
-                 embedding) SELECT * FROM UNNEST($1::bigint[], $2::int[], $3::int[], $4::int[], \
-                 $5::int[], $6::vector[])",
-                &[&owners, &positions, &starts, &ends, &dims, &embeddings],
-            )
-            .await
-            .map_err(|e| self.pg(e))?;
-            let content: Vec<&str> = chosen
-                .iter()
-                .map(|(_, v)| v.content_hash.as_str())
-                .collect();
-            let models: Vec<&str> = chosen.iter().map(|(_, v)| v.model.as_str()).collect();
-            let sizes: Vec<i32> = chosen.iter().map(|(_, v)| v.dims as i32).collect();
-            tx.execute(
-                "UPDATE kb_solutions s SET embedded_hash = t.hash, embedded_model = t.model, \
-                 embedded_dims = t.dims FROM UNNEST($1::bigint[], $2::text[], $3::text[], \
-                 $4::int[]) AS t(seq, hash, model, dims) WHERE s.seq = t.seq",
-                &[&seqs, &content, &models, &sizes],
-            )
-            .await
-            .map_err(|e| self.pg(e))?;
+            replace_vectors(tx, &chosen).await.map_err(|e| self.pg(e))?;
             Ok(chosen.len())
         })
     }
