@@ -274,6 +274,10 @@ fn mistakes_say_what_to_do_and_lose_nothing() {
     run(&["docs", "add", "Bad Id!", "--path", docs.to_str().unwrap()])
         .failure()
         .stderr(predicate::str::contains("invalid library id"));
+    run(&["docs", "refine", "widgetz"])
+        .failure()
+        .stderr(predicate::str::contains("library `widgetz` is not stored"))
+        .stderr(predicate::str::contains("devlens docs list"));
     // A failed re-ingest keeps what was stored.
     run(&["docs", "add", "widgets", "--path", "no/such/folder"])
         .failure()
