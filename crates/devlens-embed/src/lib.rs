@@ -7,6 +7,9 @@
 //! - [`OpenAi`], [`Gemini`] and [`Ollama`] call the providers' HTTP APIs in micro-batches with
 //!   exponential backoff and jitter on 429/5xx, honouring `Retry-After`.
 //!
+//! [`ChatModel`] is the other kind of model devlens may ask: a language model answering a
+//! prompt — the `[llm]` endpoint ([`ChatClient`]) or an MCP client's model ([`chat`]).
+//!
 //! [`embedder_from_settings`] picks the provider at run time from `EMBEDDING_PROVIDER` /
 //! `[embedding]` settings and wraps it in a [`CachedEmbedder`], because agents repeat queries.
 //!
@@ -34,6 +37,7 @@ use std::pin::Pin;
 
 mod bert;
 mod cache;
+pub mod chat;
 mod encoder;
 mod error;
 mod gemini;
@@ -49,6 +53,7 @@ mod resolve;
 mod retry;
 
 pub use cache::CachedEmbedder;
+pub use chat::{CallerModel, ChatAnswer, ChatClient, ChatError, ChatModel, ChatPrompt};
 pub use error::EmbedError;
 pub use gemini::{DEFAULT_GEMINI_BASE_URL, DEFAULT_GEMINI_MODEL, Gemini, GeminiConfig};
 pub use lazy::{LazyEmbedder, LoadFailure};

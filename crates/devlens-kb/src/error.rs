@@ -49,6 +49,12 @@ pub enum KbError {
     Llm(String),
 }
 
+impl From<devlens_embed::ChatError> for KbError {
+    fn from(e: devlens_embed::ChatError) -> Self {
+        Self::Llm(e.to_string())
+    }
+}
+
 impl Classify for KbError {
     fn kind(&self) -> ErrorKind {
         match self {

@@ -12,7 +12,7 @@
 //!   search and says so.
 //! - [`KnowledgeBase::ask`] ([`answer`]): the retrieved solutions as a token-bounded context
 //!   with numbered sources, and, when an OpenAI-compatible endpoint is configured, an answer
-//!   that cites them ([`llm`]).
+//!   that cites them ([`llm`], devlens-embed's chat client, which API searches share).
 //! - Export and import ([`transfer`]), re-embedding and status ([`embeddings`]), quality on a
 //!   golden set ([`eval`]). What each operation answers is in [`results`].
 //! - Two-way sync with the Chrome extension's copy ([`sync`]): last writer wins per solution,
@@ -24,7 +24,6 @@ pub mod chunk;
 pub mod embeddings;
 mod error;
 pub mod eval;
-pub mod llm;
 pub mod results;
 pub mod save;
 pub mod search;
@@ -40,6 +39,7 @@ use devlens_core::{Config, DataDir, KbSettings, LlmSettings};
 use devlens_embed::{Embedder, LazyEmbedder};
 
 pub use answer::{Context, Source};
+pub use devlens_embed::chat as llm;
 pub use error::KbError;
 pub use llm::ChatClient;
 pub use results::{

@@ -1,20 +1,83 @@
-//! A client for OpenAI-compatible chat completions (`POST {base}/chat/completions`): what
-//! Ollama, llama.cpp's server, vLLM, LM Studio and OpenAI all speak. Used only when a user
-//! configures an endpoint; the knowledge base works without one.
+//! Language models that answer a prompt ([`ChatModel`]): the user's OpenAI-compatible endpoint
+//! (`[llm]`, [`ChatClient`]), or — implemented where MCP is spoken — the model of the MCP client
+//! that made a request, through sampling ([`CallerModel`]). The knowledge base writes answers
+//! with one; searches may ask one to order their best candidates. Used only when a user
+//! configures it; everything works without one.
+//!
+//! [`ChatClient`] speaks OpenAI-compatible chat completions (`POST {base}/chat/completions`):
+//! what Ollama, llama.cpp's server, vLLM, LM Studio and OpenAI all speak.
 //!
 //! Requests go through the outbound guard ([`devlens_core::outbound`]): the configured base URL
 //! is allowed even on this machine or a private network, link-local and cloud metadata addresses
 //! never, and a redirect elsewhere only to public hosts or those `DEVLENS_NETWORK_ALLOW` names.
 
+use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
 use serde_json::{Value, json};
 
 use devlens_core::LlmSettings;
 use devlens_core::outbound::{self, GuardedClient, OutboundPolicy};
-use devlens_embed::{ApiKey, RetryPolicy, is_retryable_status, parse_retry_after};
 
-use crate::KbError;
+use crate::{ApiKey, BoxFuture, RetryPolicy, is_retryable_status, parse_retry_after};
+
+/// Why a language model gave no answer, in a sentence to show the user (never the API key).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ChatError {
+    /// The prompt's timeout passed first.
+    #[error("no answer within {} s", .0.as_secs())]
+    TimedOut(Duration),
+    #[error("{0}")]
+    Failed(String),
+}
+
+/// One request to a language model: a system prompt, the user's message, and bounds.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ChatPrompt {
+    pub system: String,
+    pub user: String,
+    /// The most tokens the answer may take.
+    pub max_tokens: u32,
+    pub temperature: f32,
+    /// How long the caller waits; a model that can cancel its request (MCP sampling) does so
+    /// then.
+    pub timeout: Duration,
+}
+
+/// A model's answer: its text, and which model wrote it when the answerer says.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChatAnswer {
+    pub text: String,
+    pub model: Option<String>,
+}
+
+/// A language model that answers a prompt.
+pub trait ChatModel: Send + Sync + std::fmt::Debug {
+    /// Who answers, for results and notices: `llm (llama3.2)`, `sampling (the MCP client's
+    /// model)`.
+    fn describe(&self) -> String;
+
+    fn chat<'a>(&'a self, prompt: &'a ChatPrompt) -> BoxFuture<'a, Result<ChatAnswer, ChatError>>;
+}
+
+/// The model of whoever made a request: an MCP client that declared sampling lends its own;
+/// anyone else has none, and the reason says why (for the notice of a search that wanted it).
+#[derive(Debug, Clone)]
+pub enum CallerModel {
+    Available(Arc<dyn ChatModel>),
+    Unavailable(String),
+}
+
+impl CallerModel {
+    /// What the CLI and the HTTP API callers have: no MCP client to sample.
+    pub fn none_outside_mcp() -> Self {
+        Self::Unavailable(
+            "only an MCP client can lend its model (sampling), and this search came from the \
+             CLI or the HTTP API"
+                .into(),
+        )
+    }
+}
 
 /// The key's variable when `[llm] api_key_env` names none.
 pub const DEFAULT_KEY_ENV: &str = "DEVLENS_LLM_API_KEY";
@@ -47,7 +110,7 @@ impl ChatClient {
     pub fn from_settings(
         settings: &LlmSettings,
         env: &dyn Fn(&str) -> Option<String>,
-    ) -> Result<Option<Self>, KbError> {
+    ) -> Result<Option<Self>, ChatError> {
         let env = |name: &str| {
             env(name)
                 .map(|v| v.trim().to_string())
@@ -59,19 +122,19 @@ impl ChatClient {
             (None, None) => return Ok(None),
             (Some(base), Some(model)) if !model.trim().is_empty() => (base, model),
             (Some(_), _) => {
-                return Err(KbError::Llm(format!(
+                return Err(ChatError::Failed(format!(
                     "an LLM base URL is set but no model: {HOW_TO_CONFIGURE}"
                 )));
             }
             (None, Some(_)) => {
-                return Err(KbError::Llm(format!(
+                return Err(ChatError::Failed(format!(
                     "an LLM model is set but no base URL: {HOW_TO_CONFIGURE}"
                 )));
             }
         };
         let base = base.trim().trim_end_matches('/').to_string();
         if !(base.starts_with("http://") || base.starts_with("https://")) {
-            return Err(KbError::Llm(format!(
+            return Err(ChatError::Failed(format!(
                 "the LLM base URL `{base}` is not an http(s) URL: {HOW_TO_CONFIGURE}"
             )));
         }
@@ -84,7 +147,7 @@ impl ChatClient {
         let policy = OutboundPolicy::from_env().allowing(&base);
         let builder = policy.client_builder().timeout(timeout);
         let http = GuardedClient::new(policy, builder).map_err(|e| {
-            KbError::Llm(format!(
+            ChatError::Failed(format!(
                 "cannot create an HTTP client: {}",
                 outbound::explain(&e)
             ))
@@ -109,17 +172,27 @@ impl ChatClient {
         &self.model
     }
 
-    /// Asks for one answer; retries rate limits and overloaded servers (honouring
-    /// `Retry-After`) within a bounded time.
-    pub async fn complete(&self, system: &str, user: &str) -> Result<String, KbError> {
+    /// Asks for one answer within `[llm] max_tokens`; retries rate limits and overloaded
+    /// servers (honouring `Retry-After`) within a bounded time.
+    pub async fn complete(&self, system: &str, user: &str) -> Result<String, ChatError> {
+        self.ask(system, user, self.max_tokens, 0.2).await
+    }
+
+    async fn ask(
+        &self,
+        system: &str,
+        user: &str,
+        max_tokens: u32,
+        temperature: f32,
+    ) -> Result<String, ChatError> {
         let body = json!({
             "model": self.model,
             "messages": [
                 {"role": "system", "content": system},
                 {"role": "user", "content": user},
             ],
-            "max_tokens": self.max_tokens,
-            "temperature": 0.2,
+            "max_tokens": max_tokens,
+            "temperature": temperature,
             "stream": false,
         });
         let started = Instant::now();
@@ -142,7 +215,7 @@ impl ChatClient {
                     return Err(self.refused(&outbound::explain(&e)));
                 }
                 Err(e) if e.is_timeout() => {
-                    return Err(KbError::Llm(format!(
+                    return Err(ChatError::Failed(format!(
                         "the LLM at {} did not answer within {} s; raise `[llm] timeout_secs` or \
                          use a smaller model",
                         self.endpoint,
@@ -150,7 +223,7 @@ impl ChatClient {
                     )));
                 }
                 Err(e) => {
-                    return Err(KbError::Llm(self.redact(&format!(
+                    return Err(ChatError::Failed(self.redact(&format!(
                         "cannot reach the LLM at {}: {}. Is the server running? ({HOW_TO_CONFIGURE})",
                         self.endpoint,
                         outbound::explain(&e)
@@ -166,7 +239,7 @@ impl ChatClient {
             let text = match outbound::read_body_capped(response, MAX_ANSWER_BYTES).await {
                 Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
                 Err(outbound::BodyError::TooLarge { .. }) => {
-                    return Err(KbError::Llm(format!(
+                    return Err(ChatError::Failed(format!(
                         "the LLM at {} answered with more than 8 MB; is the base URL an \
                          OpenAI-compatible /v1? ({HOW_TO_CONFIGURE})",
                         self.endpoint
@@ -175,7 +248,7 @@ impl ChatClient {
                 Err(outbound::BodyError::Read(_)) => String::new(),
             };
             if (200..300).contains(&status) {
-                return parse_answer(&text).map_err(|m| KbError::Llm(self.redact(&m)));
+                return parse_answer(&text).map_err(|m| ChatError::Failed(self.redact(&m)));
             }
             if is_retryable_status(status) && attempt < self.retry.max_attempts {
                 let wait = retry_after.unwrap_or_else(|| self.retry.backoff(attempt - 1));
@@ -198,7 +271,7 @@ impl ChatClient {
                 429 => " The server is rate-limiting: try again later.".into(),
                 _ => String::new(),
             };
-            return Err(KbError::Llm(self.redact(&format!(
+            return Err(ChatError::Failed(self.redact(&format!(
                 "the LLM at {} answered HTTP {status}: {detail}.{hint}",
                 self.endpoint
             ))));
@@ -207,8 +280,8 @@ impl ChatClient {
 
     /// The outbound guard's refusal: the configured endpoint (or where it redirects) is an
     /// address devlens never fetches.
-    fn refused(&self, why: &str) -> KbError {
-        KbError::Llm(self.redact(&format!(
+    fn refused(&self, why: &str) -> ChatError {
+        ChatError::Failed(self.redact(&format!(
             "{why}. The LLM endpoint comes from `[llm] base_url` or DEVLENS_LLM_BASE_URL: point \
              it at the LLM server"
         )))
@@ -219,6 +292,32 @@ impl ChatClient {
             Some(key) => key.redact(text),
             None => text.to_string(),
         }
+    }
+}
+
+impl ChatModel for ChatClient {
+    fn describe(&self) -> String {
+        format!("llm ({})", self.model)
+    }
+
+    /// The prompt's own token budget, temperature and timeout (the request is dropped then),
+    /// not `[llm] max_tokens`; `[llm] timeout_secs` still bounds each attempt.
+    fn chat<'a>(&'a self, prompt: &'a ChatPrompt) -> BoxFuture<'a, Result<ChatAnswer, ChatError>> {
+        Box::pin(async move {
+            let asked = self.ask(
+                &prompt.system,
+                &prompt.user,
+                prompt.max_tokens,
+                prompt.temperature,
+            );
+            let text = tokio::time::timeout(prompt.timeout, asked)
+                .await
+                .map_err(|_| ChatError::TimedOut(prompt.timeout))??;
+            Ok(ChatAnswer {
+                text,
+                model: Some(self.model.clone()),
+            })
+        })
     }
 }
 
