@@ -141,6 +141,80 @@ pub struct LlmSettings {
     pub timeout_secs: Option<u64>,
 }
 
+/// `[search]`: what follows a search's first stage (retrieval). See [`RerankChoice`].
+#[derive(Debug, Clone, Default, Deserialize, Serialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct SearchSettings {
+    /// The second stage of an API search: `cross-encoder`, `sampling`, `llm` or `none`
+    /// [default: `cross-encoder` when `[embedding] reranker_dir` names one, else `none`].
+    pub rerank: Option<RerankChoice>,
+    /// Seconds a language model (`sampling`, `llm`) may take to order the candidates before the
+    /// search answers in its first-stage order [default: 15].
+    pub rerank_timeout_secs: Option<u64>,
+}
+
+/// Who orders the best candidates of a search (`[search] rerank`). One second stage at a time:
+/// a language model reads the candidates as the first stage ranked them.
+#[derive(Debug, Clone, Copy, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum RerankChoice {
+    /// The cross-encoder in `[embedding] reranker_dir`, on this machine.
+    CrossEncoder,
+    /// The MCP client's model, through `sampling/createMessage` (MCP callers whose client
+    /// declared the `sampling` capability; others get the first stage with a notice).
+    Sampling,
+    /// The `[llm]` endpoint.
+    Llm,
+    /// No second stage.
+    None,
+}
+
+impl RerankChoice {
+    /// The name `[search] rerank` takes.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::CrossEncoder => "cross-encoder",
+            Self::Sampling => "sampling",
+            Self::Llm => "llm",
+            Self::None => "none",
+        }
+    }
+
+    /// A name as `[search] rerank` takes it (`--rerank` on the command line).
+    pub fn parse(name: &str) -> Result<Self, String> {
+        match name.trim() {
+            "cross-encoder" => Ok(Self::CrossEncoder),
+            "sampling" => Ok(Self::Sampling),
+            "llm" => Ok(Self::Llm),
+            "none" => Ok(Self::None),
+            other => Err(format!(
+                "unknown rerank `{other}`: use cross-encoder, sampling, llm or none"
+            )),
+        }
+    }
+
+    /// Whether a language model outside this process orders the candidates (the question and
+    /// the candidates' lines leave the process).
+    pub fn asks_a_model(self) -> bool {
+        matches!(self, Self::Sampling | Self::Llm)
+    }
+}
+
+/// Seconds a language model may take to order candidates when `[search] rerank_timeout_secs`
+/// is not set.
+pub const DEFAULT_RERANK_TIMEOUT_SECS: u64 = 15;
+
+impl SearchSettings {
+    /// How long a language model may take to order candidates.
+    pub fn rerank_timeout(&self) -> std::time::Duration {
+        std::time::Duration::from_secs(
+            self.rerank_timeout_secs
+                .unwrap_or(DEFAULT_RERANK_TIMEOUT_SECS)
+                .max(1),
+        )
+    }
+}
+
 /// `[store]`: where the knowledge base, library docs and API indexes live. Unset: the embedded
 /// store in the data dir (SQLite files and index folders). A PostgreSQL URL (with the pgvector
 /// extension): a team server's database, which several devlens servers can share.
@@ -253,6 +327,7 @@ pub struct ConfigFile {
     pub docs: DocsSettings,
     pub kb: KbSettings,
     pub llm: LlmSettings,
+    pub search: SearchSettings,
     pub browser: BrowserSettings,
     pub store: StoreSettings,
     pub network: NetworkSettings,
@@ -263,8 +338,10 @@ impl ConfigFile {
     /// Drops what an untrusted file may not set and says what was dropped, as `[table] key`.
     ///
     /// Kept: projects (name, spec inside the file's folder, base_url), the active project,
-    /// `[kb]`, `[docs] passage_vectors`, and the embedding model's name and batching — what
-    /// changes answers, not what runs or where data and credentials go. Dropped: executables and
+    /// `[kb]`, `[docs] passage_vectors`, `[search] rerank = "none"` and the rerank timeout, and
+    /// the embedding model's name and batching — what changes answers, not what runs or where
+    /// data and credentials go. Dropped: a `[search] rerank` naming a model (it would send
+    /// questions to the `[llm]` endpoint or the MCP client's model), executables and
     /// libraries (`[browser]`, `[embedding]` `onnxruntime`, `onnx_model`, `model_dir`,
     /// `reranker_dir`), credentials and their targets (projects' `auth`, `[embedding]`
     /// `provider` and `base_url`, `[llm]`, `[store] url`, `[docs]` `redis_url` and
@@ -299,6 +376,11 @@ impl ConfigFile {
         drop(e.onnxruntime.is_some(), "[embedding] onnxruntime");
         drop(e.onnx_model.is_some(), "[embedding] onnx_model");
         drop(e.reranker_dir.is_some(), "[embedding] reranker_dir");
+        let rerank = self
+            .search
+            .rerank
+            .filter(|choice| *choice != RerankChoice::None);
+        drop(rerank.is_some(), "[search] rerank");
         for project in &self.projects {
             drop(
                 project.auth.is_some(),
@@ -341,6 +423,9 @@ impl ConfigFile {
         e.onnxruntime = None;
         e.onnx_model = None;
         e.reranker_dir = None;
+        if rerank.is_some() {
+            self.search.rerank = None;
+        }
         for project in &mut self.projects {
             project.auth = None;
             if project
@@ -355,6 +440,49 @@ impl ConfigFile {
             self.projects_file = None;
         }
         ignored
+    }
+}
+
+impl ConfigFile {
+    /// Checks that `[search] rerank` names a second stage that can run: the cross-encoder needs
+    /// its folder, `llm` the `[llm]` endpoint, and a language model is not chosen while a
+    /// cross-encoder folder is configured too (one second stage at a time). `env` reads
+    /// `DEVLENS_RERANKER_DIR`, `DEVLENS_LLM_BASE_URL` and `DEVLENS_LLM_MODEL`, which stand in for
+    /// the file's keys.
+    pub fn check_second_stage(&self, env: &dyn Fn(&str) -> Option<String>) -> Result<(), String> {
+        let set = |name: &str| env(name).is_some_and(|v| !v.trim().is_empty());
+        let folder = self.embedding.reranker_dir.is_some() || set("DEVLENS_RERANKER_DIR");
+        let Some(choice) = self.search.rerank else {
+            return Ok(());
+        };
+        let named = choice.as_str();
+        match choice {
+            RerankChoice::CrossEncoder if !folder => Err(
+                "[search] rerank = \"cross-encoder\" needs a cross-encoder: set [embedding] \
+                 reranker_dir (or DEVLENS_RERANKER_DIR) to its folder"
+                    .into(),
+            ),
+            RerankChoice::Sampling | RerankChoice::Llm if folder => Err(format!(
+                "[search] rerank = \"{named}\" and [embedding] reranker_dir (or \
+                 DEVLENS_RERANKER_DIR) both choose the second stage: remove reranker_dir, or set \
+                 rerank = \"cross-encoder\""
+            )),
+            RerankChoice::Llm => {
+                let base = self.llm.base_url.is_some() || set("DEVLENS_LLM_BASE_URL");
+                let model = self.llm.model.is_some() || set("DEVLENS_LLM_MODEL");
+                if base && model {
+                    Ok(())
+                } else {
+                    Err(
+                        "[search] rerank = \"llm\" needs the [llm] endpoint: set [llm] base_url \
+                         and model (or DEVLENS_LLM_BASE_URL and DEVLENS_LLM_MODEL), e.g. \
+                         http://127.0.0.1:11434/v1 and llama3.2 for Ollama"
+                            .into(),
+                    )
+                }
+            }
+            _ => Ok(()),
+        }
     }
 }
 
@@ -454,6 +582,13 @@ impl Config {
             }
             _ => ConfigTrust::Trusted,
         };
+        if let Some(path) = &config_path {
+            file.check_second_stage(&|name| std::env::var(name).ok())
+                .map_err(|message| CoreError::ConfigSetting {
+                    path: path.clone(),
+                    message,
+                })?;
+        }
         Ok(Self {
             data_dir,
             config_path,
@@ -552,6 +687,65 @@ mod tests {
     }
 
     #[test]
+    fn one_second_stage_at_a_time_and_only_one_that_can_run() {
+        let none = |_: &str| None;
+        let file = |text: &str| toml::from_str::<ConfigFile>(text).unwrap();
+        let ok = |text: &str| file(text).check_second_stage(&none);
+        assert_eq!(ok(""), Ok(()));
+        assert_eq!(ok("[search]\nrerank = \"none\"\n"), Ok(()));
+        assert_eq!(ok("[search]\nrerank = \"sampling\"\n"), Ok(()));
+        assert_eq!(
+            ok("[search]\nrerank = \"llm\"\n[llm]\nbase_url = \"http://h/v1\"\nmodel = \"m\"\n"),
+            Ok(())
+        );
+        let err = ok("[search]\nrerank = \"llm\"\n").unwrap_err();
+        assert!(err.contains("needs the [llm] endpoint"), "{err}");
+        let env = |name: &str| {
+            matches!(name, "DEVLENS_LLM_BASE_URL" | "DEVLENS_LLM_MODEL").then(|| "x".to_string())
+        };
+        assert_eq!(
+            file("[search]\nrerank = \"llm\"\n").check_second_stage(&env),
+            Ok(())
+        );
+        let err = ok("[search]\nrerank = \"cross-encoder\"\n").unwrap_err();
+        assert!(err.contains("set [embedding] reranker_dir"), "{err}");
+        let err = ok("[search]\nrerank = \"sampling\"\n[embedding]\nreranker_dir = \"ce\"\n")
+            .unwrap_err();
+        assert!(err.contains("both choose the second stage"), "{err}");
+        // An unknown name is the file's syntax error, with the names it takes.
+        let err = toml::from_str::<ConfigFile>("[search]\nrerank = \"gpt\"\n")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("cross-encoder") && err.contains("sampling"),
+            "{err}"
+        );
+        assert_eq!(RerankChoice::parse("llm"), Ok(RerankChoice::Llm));
+        assert!(
+            RerankChoice::parse("gpt")
+                .unwrap_err()
+                .contains("sampling, llm or none")
+        );
+    }
+
+    #[test]
+    fn an_invalid_second_stage_names_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("devlens.toml");
+        std::fs::write(&path, "[search]\nrerank = \"cross-encoder\"\n").unwrap();
+        let err = Config::load(&ConfigOverrides {
+            data_dir: Some(dir.path().join("data")),
+            config_file: Some(path),
+        })
+        .unwrap_err()
+        .to_string();
+        assert!(
+            err.contains("devlens.toml") && err.contains("reranker_dir"),
+            "{err}"
+        );
+    }
+
+    #[test]
     fn a_typo_in_the_config_names_the_file() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("devlens.toml");
@@ -578,6 +772,7 @@ mod tests {
         [embedding]\nonnxruntime = \"./evil.so\"\nmodel = \"all-MiniLM-L6-v2\"\n\
         [llm]\nbase_url = \"http://evil.example/v1\"\n\
         [network]\nallow = [\"10.0.0.1\"]\n\
+        [search]\nrerank = \"llm\"\nrerank_timeout_secs = 5\n\
         [kb]\ntop_k = 7\n";
 
     fn load_from_repository(repo: &Path, data: &Path) -> Config {
@@ -622,10 +817,13 @@ mod tests {
             "[embedding] onnxruntime",
             "[[projects]] auth of shop",
             "[[projects]] spec of keys (outside the file's folder)",
+            "[search] rerank",
         ] {
             assert!(ignored.iter().any(|k| k == key), "{key} not in {ignored:?}");
         }
-        assert_eq!(ignored.len(), 7, "{ignored:?}");
+        assert_eq!(ignored.len(), 8, "{ignored:?}");
+        assert_eq!(config.file.search.rerank, None);
+        assert_eq!(config.file.search.rerank_timeout_secs, Some(5));
         let file = &config.file;
         assert!(file.browser.chrome_path.is_none());
         assert!(file.embedding.onnxruntime.is_none());

@@ -16,6 +16,8 @@ pub enum CoreError {
     },
     #[error("{path} is not valid TOML: {message}. Fix the file or remove it to use the defaults.")]
     ConfigSyntax { path: PathBuf, message: String },
+    #[error("{path}: {message}.")]
+    ConfigSetting { path: PathBuf, message: String },
     #[error(
         "cannot save the settings into {path}: {message}. Nothing was changed; set them by hand \
          in the file's [kb] table."

@@ -24,7 +24,8 @@ pub mod trust;
 
 pub use config::{
     BrowserSettings, Config, ConfigOverrides, DocsSettings, EmbeddingSettings, KbSettings,
-    LlmSettings, NetworkSettings, ProjectAuth, ServerSettings, WorkspaceSettings,
+    LlmSettings, NetworkSettings, ProjectAuth, RerankChoice, SearchSettings, ServerSettings,
+    WorkspaceSettings,
 };
 pub use error::CoreError;
 pub use paths::DataDir;

@@ -161,6 +161,7 @@ impl Classify for crate::CoreError {
             | CoreError::ProjectWithoutSpec { .. }
             | CoreError::InvalidProjectName { .. }
             | CoreError::ConfigSyntax { .. }
+            | CoreError::ConfigSetting { .. }
             | CoreError::ProjectsSyntax { .. } => ErrorKind::InvalidInput,
             CoreError::ConfigEdit { .. } => ErrorKind::Unprocessable,
             CoreError::Read { .. } | CoreError::Write { .. } | CoreError::NoDataDir => {
