@@ -19,8 +19,12 @@ pub use devlens_openapi::{
     explorer::{
         DEFAULT_PAGE, EndpointPage, IndexReport, IndexStatus, OperationList, SpecSelector, TagList,
     },
-    search::{SearchMode, SearchRequest, SearchResponse},
+    search::{Reranked, SearchMode, SearchRequest, SearchResponse},
 };
+
+/// What a surface that can lend its caller's model (the MCP server, through sampling)
+/// implements for [`search_for`].
+pub use devlens_embed::{BoxFuture, CallerModel, ChatAnswer, ChatError, ChatModel, ChatPrompt};
 
 use crate::workspace::Workspace;
 use crate::{App, AppError};
@@ -308,13 +312,25 @@ impl SemanticSearchArgs {
     }
 }
 
-/// Ranked endpoints for a question, or a tag's endpoints.
+/// Ranked endpoints for a question, or a tag's endpoints: for a caller with no model to lend
+/// (the CLI, the HTTP API).
 pub async fn search(
     app: &App,
     selector: &SpecSelector,
     request: &SearchRequest,
 ) -> Result<SearchResponse, AppError> {
     Ok(app.api().search(selector, request).await?)
+}
+
+/// [`search`] for a caller that may lend its model: an MCP client that declared sampling, which
+/// `[search] rerank = "sampling"` asks to order the best candidates.
+pub async fn search_for(
+    app: &App,
+    selector: &SpecSelector,
+    request: &SearchRequest,
+    caller: &CallerModel,
+) -> Result<SearchResponse, AppError> {
+    Ok(app.api().search_for(selector, request, caller).await?)
 }
 
 /// `build_api_embedding_index`, `POST /api/embed/reindex[/stream]`, `devlens api index`.

@@ -628,7 +628,7 @@ impl KnowledgeBase {
             } else {
                 FUSION_DEPTH
             };
-            blocking(|| self.store.keyword(&terms, depth))?
+            blocking(|| self.keywords.search(self.store.as_ref(), &terms, depth))?
         };
 
         let mut threshold_used = None;

@@ -146,7 +146,8 @@ impl DevlensServer {
         let found = async {
             let request = args.request()?;
             let selector = self.selector(&args.target, &context).await?;
-            api::search(self.app(), &selector, &request).await
+            let caller = crate::sampling::caller_model(&context);
+            api::search_for(self.app(), &selector, &request, &caller).await
         };
         reply(found.await)
     }
@@ -170,7 +171,8 @@ impl DevlensServer {
         let found = async {
             let request = args.request()?;
             let selector = self.selector(&args.target, &context).await?;
-            api::search(self.app(), &selector, &request).await
+            let caller = crate::sampling::caller_model(&context);
+            api::search_for(self.app(), &selector, &request, &caller).await
         };
         reply(found.await)
     }

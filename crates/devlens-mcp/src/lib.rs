@@ -21,6 +21,7 @@ mod logging;
 mod prompts;
 mod reply;
 mod resources;
+mod sampling;
 mod schema;
 mod visibility;
 mod workspace;

@@ -71,7 +71,32 @@ pub struct EvalReport {
     pub mode: SearchMode,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub notice: Option<String>,
+    /// The second stage, when one reordered any question's candidates (`[search] rerank`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rerank: Option<EvalRerank>,
     pub misses: Vec<EvalMiss>,
+}
+
+/// What the second stage did over a run: who, for how many questions (the others kept the
+/// first stage's order: the notice says why), and its own time per question (included in the
+/// search times).
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct EvalRerank {
+    pub by: String,
+    pub reranked: usize,
+    pub p50_ms: f64,
+    pub p95_ms: f64,
+}
+
+impl EvalRerank {
+    pub fn new(by: String, timings_ms: &[f64]) -> Self {
+        Self {
+            by,
+            reranked: timings_ms.len(),
+            p50_ms: round(percentile(timings_ms, 0.5), 1),
+            p95_ms: round(percentile(timings_ms, 0.95), 1),
+        }
+    }
 }
 
 fn round(x: f64, places: i32) -> f64 {
@@ -115,6 +140,7 @@ impl EvalReport {
             p95_ms: round(percentile(timings_ms, 0.95), 2),
             mode,
             notice,
+            rerank: None,
             misses,
         }
     }
@@ -134,6 +160,12 @@ impl devlens_core::Report for EvalReport {
             self.p50_ms,
             self.p95_ms
         );
+        if let Some(r) = &self.rerank {
+            out.push_str(&format!(
+                "\nreranked by {} for {} of {} questions: p50 {:.0} ms, p95 {:.0} ms",
+                r.by, r.reranked, self.n, r.p50_ms, r.p95_ms
+            ));
+        }
         if let Some(notice) = &self.notice {
             out.push_str(&format!("\nnote: {notice}"));
         }

@@ -9,23 +9,22 @@ use std::time::Instant;
 use serde::Serialize;
 
 use devlens_core::outbound::OutboundPolicy;
-use devlens_core::{Classify, Config, CoreError, ErrorKind, ProjectRegistry};
+use devlens_core::{Classify, Config, CoreError, ErrorKind, ProjectRegistry, RerankChoice};
 use devlens_embed::{
-    EmbedError, Embedder, LazyEmbedder, LazyReranker, LoadFailure, Progress, Reranker,
+    CallerModel, ChatClient, ChatModel, EmbedError, Embedder, LazyEmbedder, LazyReranker,
+    LoadFailure, Progress,
 };
-use devlens_search::{Retrieval, StoreError, rerank};
+use devlens_search::{Retrieval, StoreError};
 
 use crate::{
     ApiSpec, EndpointDetails, EndpointRef, EndpointSummary, OpenApiError, SpecCache, SpecSource,
     TagSummary,
-    eval::{EvalReport, GoldenQuestion},
+    eval::{EvalReport, EvalRerank, GoldenQuestion},
+    rerank,
     search::{
         DEFAULT_MODE, OperationIndex, SearchMode, SearchRequest, SearchResponse, SemanticQuery,
-        rerank_hits,
     },
-    semantic::{
-        FileIndexStore, SemanticIndex, SemanticIndexStore, endpoint_text, index_name, query_text,
-    },
+    semantic::{FileIndexStore, SemanticIndex, SemanticIndexStore, index_name, query_text},
 };
 
 /// How many per-spec search indexes stay in memory.
@@ -300,6 +299,9 @@ pub struct ApiExplorer {
     embedder: Arc<LazyEmbedder>,
     /// The second stage, when `[embedding] reranker_dir` names a cross-encoder.
     reranker: Arc<LazyReranker>,
+    /// The `[llm]` endpoint `[search] rerank = "llm"` asks; `None` when none is configured, the
+    /// reason when its settings are wrong.
+    llm: Result<Option<Arc<dyn ChatModel>>, String>,
     building: Mutex<HashSet<String>>,
 }
 
@@ -313,6 +315,9 @@ impl ApiExplorer {
             config.data_dir.clone(),
         ));
         let reranker = Arc::new(LazyReranker::new(reranker_dir(&config)));
+        let llm = ChatClient::from_settings(&config.file.llm, &|name| std::env::var(name).ok())
+            .map(|client| client.map(|c| Arc::new(c) as Arc<dyn ChatModel>))
+            .map_err(|e| e.to_string());
         Self {
             config,
             specs: SpecCache::new(),
@@ -321,6 +326,7 @@ impl ApiExplorer {
             semantic: Mutex::new(HashMap::new()),
             embedder,
             reranker,
+            llm,
             building: Mutex::new(HashSet::new()),
         }
     }
@@ -471,6 +477,20 @@ impl ApiExplorer {
         selector: &SpecSelector,
         request: &SearchRequest,
     ) -> Result<SearchResponse, ExplorerError> {
+        self.search_for(selector, request, &CallerModel::none_outside_mcp())
+            .await
+    }
+
+    /// [`Self::search`] for a caller that may lend its model (an MCP client that declared
+    /// sampling), which `[search] rerank = "sampling"` asks to order the best candidates. A
+    /// second stage that cannot run, fails, times out or answers garbage leaves the first
+    /// stage's order and says why in the notice.
+    pub async fn search_for(
+        &self,
+        selector: &SpecSelector,
+        request: &SearchRequest,
+        caller: &CallerModel,
+    ) -> Result<SearchResponse, ExplorerError> {
         let located = self.locate(selector)?;
         let spec = self.load(&located).await?;
         let keyword = self.index_for(&spec).await?;
@@ -490,16 +510,13 @@ impl ApiExplorer {
         if let Some(note) = stale {
             plan.note(note);
         }
-        // The second stage, when a reranker is configured: the reranker and how many candidates
-        // it reads, or why it cannot run (the answer then says so).
+        // The second stage, when one is chosen: what runs and how many candidates it reads, or
+        // the notice saying why it cannot (the answer keeps the first stage's order).
         let second = match &request.query {
-            Some(_) => self.reranker.get().await.map(|reranker| {
-                let candidates = rerank::candidates(self.config.file.embedding.rerank_candidates)?;
-                Ok((reranker?, candidates))
-            }),
+            Some(_) => self.second_stage(caller).await,
             None => None,
         };
-        // The first stage recalls the candidates the reranker reads.
+        // The first stage recalls the candidates the second reads.
         let recall = match &second {
             Some(Ok((_, candidates))) => request.limit.max(*candidates),
             _ => request.limit,
@@ -509,18 +526,20 @@ impl ApiExplorer {
             ..request.clone()
         };
         let mut response = keyword.search(&spec, &first, &plan)?;
-        if let (Some(query), Some(second)) = (&request.query, second)
-            && let Err(why) = second_stage(
-                &spec,
-                query,
-                second.map(|(reranker, _)| reranker),
-                &mut response,
-                request.limit,
-            )
-            .await
-        {
-            response.results.truncate(request.limit);
-            let note = rerank::not_reranked(&why);
+        let notice = match (&request.query, second) {
+            (Some(query), Some(Ok((stage, _)))) => {
+                match rerank::run(stage, &spec, query, &mut response, request.limit).await {
+                    Ok(reranked) => {
+                        response.reranked = Some(reranked);
+                        None
+                    }
+                    Err(notice) => Some(notice),
+                }
+            }
+            (_, Some(Err(notice))) => Some(notice),
+            _ => None,
+        };
+        if let Some(note) = notice {
             response.notice = Some(match response.notice.take() {
                 Some(notice) => format!("{notice}; {note}"),
                 None => note,
@@ -536,6 +555,53 @@ impl ApiExplorer {
             }
         }
         Ok(response)
+    }
+
+    /// The second stage `[search] rerank` chooses and how many candidates it reads; `None` when
+    /// there is none, the notice when it cannot run.
+    async fn second_stage(
+        &self,
+        caller: &CallerModel,
+    ) -> Option<Result<(rerank::Stage, usize), String>> {
+        let choice = rerank::choice(&self.config, self.reranker.configured());
+        let stage = match choice {
+            RerankChoice::None => return None,
+            RerankChoice::CrossEncoder => match self.reranker.get().await {
+                Some(Ok(reranker)) => Ok(rerank::Stage::CrossEncoder(reranker)),
+                Some(Err(why)) => Err(rerank::not_reranked(choice, &why)),
+                None => Err(rerank::not_reranked(
+                    choice,
+                    "no reranker folder is configured ([embedding] reranker_dir)",
+                )),
+            },
+            RerankChoice::Llm => match &self.llm {
+                Ok(Some(model)) => Ok(Arc::clone(model)),
+                Ok(None) => Err(rerank::not_reranked(
+                    choice,
+                    &format!(
+                        "no [llm] endpoint is configured; {}",
+                        devlens_embed::chat::HOW_TO_CONFIGURE
+                    ),
+                )),
+                Err(why) => Err(rerank::not_reranked(choice, why)),
+            }
+            .map(|model| self.model_stage(choice, model)),
+            RerankChoice::Sampling => {
+                rerank::sampling_model(caller).map(|model| self.model_stage(choice, model))
+            }
+        };
+        let candidates =
+            devlens_search::rerank::candidates(self.config.file.embedding.rerank_candidates)
+                .map_err(|why| rerank::not_reranked(choice, &why));
+        Some(stage.and_then(|stage| Ok((stage, candidates?))))
+    }
+
+    fn model_stage(&self, by: RerankChoice, model: Arc<dyn ChatModel>) -> rerank::Stage {
+        rerank::Stage::Model {
+            by,
+            model,
+            timeout: self.config.file.search.rerank_timeout(),
+        }
     }
 
     /// The index and the question's vector for a semantic search, plus a notice when the index
@@ -698,6 +764,8 @@ impl ApiExplorer {
         let mut timings = Vec::with_capacity(golden.len());
         let mut ran = None;
         let mut notice = None;
+        let mut reranked = Vec::new();
+        let mut reranked_by = None;
         for question in golden {
             let request = SearchRequest::new(
                 Some(question.question.clone()),
@@ -712,15 +780,24 @@ impl ApiExplorer {
             timings.push(started.elapsed().as_secs_f64() * 1000.0);
             ran = Some(response.mode);
             notice = notice.or(response.notice.clone());
+            if let Some(second) = &response.reranked {
+                reranked.push(second.ms as f64);
+                reranked_by.get_or_insert_with(|| match &second.model {
+                    Some(model) => format!("{} ({model})", second.by),
+                    None => second.by.clone(),
+                });
+            }
             ranks.push(question.rank_in(&response.results));
         }
-        Ok(EvalReport::new(
+        let mut report = EvalReport::new(
             golden,
             &ranks,
             &timings,
             ran.unwrap_or(DEFAULT_MODE),
             notice,
-        ))
+        );
+        report.rerank = reranked_by.map(|by| EvalRerank::new(by, &reranked));
+        Ok(report)
     }
 
     async fn index_for(&self, spec: &Arc<ApiSpec>) -> Result<Arc<OperationIndex>, ExplorerError> {
@@ -835,36 +912,6 @@ impl Drop for BuildGuard<'_> {
             .unwrap_or_else(|p| p.into_inner())
             .remove(&self.name);
     }
-}
-
-/// The second stage: the reranker reads the question with each hit's endpoint text and reorders
-/// the hits, keeping `limit`; or why it could not (the hits are then left as they were).
-async fn second_stage(
-    spec: &ApiSpec,
-    query: &str,
-    reranker: Result<Arc<dyn Reranker>, String>,
-    response: &mut SearchResponse,
-    limit: usize,
-) -> Result<(), String> {
-    let reranker = reranker?;
-    let texts: Vec<String> = response
-        .results
-        .iter()
-        .map(|hit| {
-            let route = EndpointRef::MethodPath {
-                method: hit.method.clone(),
-                path: hit.path.clone(),
-            };
-            spec.find_operation(&route)
-                .map(endpoint_text)
-                .unwrap_or_default()
-        })
-        .collect();
-    let scores = reranker
-        .score(query, &texts)
-        .await
-        .map_err(|e| e.to_string())?;
-    rerank_hits(response, &scores, limit)
 }
 
 /// The cross-encoder folder: `DEVLENS_RERANKER_DIR`, else `[embedding] reranker_dir`.

@@ -44,6 +44,7 @@ mod load;
 mod model;
 mod normalize;
 mod parse;
+mod rerank;
 mod resolve;
 mod schema;
 pub mod search;

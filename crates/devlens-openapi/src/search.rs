@@ -106,7 +106,25 @@ pub struct SearchHit {
 pub struct SearchResponse {
     pub mode: SearchMode,
     pub notice: Option<String>,
+    /// The second stage that ordered the results, when one did (`[search] rerank`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reranked: Option<Reranked>,
     pub results: Vec<SearchHit>,
+}
+
+/// Who put a search's results in their order after the first stage, and what it cost.
+#[derive(Debug, Clone, Serialize, PartialEq, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Reranked {
+    /// `cross-encoder`, `sampling` or `llm`.
+    pub by: String,
+    /// The model, when known (over sampling, as the client names it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// How many of the first stage's best candidates it read.
+    pub candidates: usize,
+    /// How long the second stage took, in milliseconds.
+    pub ms: u64,
 }
 
 impl devlens_core::Report for SearchResponse {
@@ -115,6 +133,17 @@ impl devlens_core::Report for SearchResponse {
         let mut out = String::new();
         if let Some(notice) = &self.notice {
             out.push_str(&format!("note: {notice}\n"));
+        }
+        if let Some(r) = &self.reranked {
+            let model = r
+                .model
+                .as_ref()
+                .map(|m| format!(" ({m})"))
+                .unwrap_or_default();
+            out.push_str(&format!(
+                "reranked by {}{model}: {} candidates in {} ms\n",
+                r.by, r.candidates, r.ms
+            ));
         }
         if self.results.is_empty() {
             out.push_str("no matching endpoints");
@@ -305,6 +334,7 @@ impl OperationIndex {
         Ok(SearchResponse {
             mode,
             notice: plan.notice(),
+            reranked: None,
             results,
         })
     }

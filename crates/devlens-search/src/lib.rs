@@ -7,6 +7,7 @@
 //! the fall back from meaning to keywords with its notice, and fusion. They speak the same
 //! document ids: a document's position in the corpus.
 
+pub mod bm25;
 pub mod crash;
 pub mod fusion;
 pub mod golden;

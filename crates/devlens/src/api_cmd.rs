@@ -17,7 +17,7 @@ use serde_json::{Map, Value, json};
 use devlens_app::AppError;
 use devlens_app::contract::{self, CallEndpoint, CheckTraffic, TrafficReport, TrafficSource};
 use devlens_app::projects::ReindexEvent;
-use devlens_core::Config;
+use devlens_core::{Config, RerankChoice};
 use devlens_openapi::eval::parse_golden;
 
 use crate::output::report;
@@ -142,6 +142,10 @@ pub(crate) enum ApiCommand {
         /// hybrid (default), semantic or keyword
         #[arg(long)]
         mode: Option<String>,
+        /// The second stage, instead of `[search] rerank`: cross-encoder, llm (the `[llm]`
+        /// endpoint) or none (sampling needs an MCP client: here it falls back)
+        #[arg(long, value_name = "STAGE")]
+        rerank: Option<String>,
         #[arg(long)]
         json: bool,
     },
@@ -260,6 +264,26 @@ pub(crate) async fn run(mut config: Config, command: ApiCommand) -> anyhow::Resu
     } = &command
     {
         config.file.embedding.provider = Some(provider.clone());
+    }
+    if let ApiCommand::Eval {
+        rerank: Some(stage),
+        ..
+    } = &command
+    {
+        let choice = RerankChoice::parse(stage).map_err(|e| anyhow::anyhow!("--rerank: {e}"))?;
+        config.file.search.rerank = Some(choice);
+        if choice != RerankChoice::CrossEncoder {
+            // The flag chooses the one second stage.
+            config.file.embedding.reranker_dir = None;
+        }
+        config
+            .file
+            .check_second_stage(&|name| {
+                std::env::var(name).ok().filter(|_| {
+                    name != "DEVLENS_RERANKER_DIR" || choice == RerankChoice::CrossEncoder
+                })
+            })
+            .map_err(|e| anyhow::anyhow!("--rerank {stage}: {e}"))?;
     }
     let app = App::new(config);
     match command {
@@ -462,6 +486,7 @@ pub(crate) async fn run(mut config: Config, command: ApiCommand) -> anyhow::Resu
             golden,
             mode,
             json,
+            ..
         } => {
             let mode = search_mode(mode.as_deref())?;
             let text = std::fs::read_to_string(&golden).map_err(|e| {

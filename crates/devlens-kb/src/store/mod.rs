@@ -125,6 +125,10 @@ pub trait SolutionStore: std::fmt::Debug + Send + Sync {
     fn prevailing_model(&self) -> Result<Option<String>, KbError>;
     /// How many solutions there are, and how many have current vectors of `model`.
     fn counts(&self, model: Option<&str>) -> Result<Counts, KbError>;
+    /// Every solution's id and what its keyword entry was made from, as a
+    /// [`keyword_version`]: the in-memory keyword copy ([`crate::keywords`]) re-reads only the
+    /// solutions whose version changed.
+    fn keyword_versions(&self) -> Result<Vec<(String, u64)>, KbError>;
     /// BM25 over title (counting most), tags and text for any of `terms`, best first.
     fn keyword(&self, terms: &[String], limit: usize) -> Result<Vec<(String, f32)>, KbError>;
     /// The chunk vectors of `id`'s current text by `model` with `dims` dimensions, as byte
@@ -177,6 +181,30 @@ pub type SolutionCursor = (String, String);
 pub type NearChunk = (String, Range<usize>, f32);
 
 /// The hash of what a solution's embeddings are computed from.
+/// What a solution's keyword entry is made of: its title, its tags, and its summary and text
+/// with code names split into words (`useEffect` also as `use effect`, so a question in words
+/// finds them), in the columns the stores index (weights 4, 2, 1).
+pub fn keyword_columns(s: &Solution) -> [String; 3] {
+    let mut body = String::with_capacity(s.text.len() * 2);
+    if let Some(summary) = &s.summary {
+        body.push_str(summary);
+        body.push('\n');
+    }
+    body.push_str(&s.text);
+    body.push('\n');
+    body.push_str(&devlens_search::text::identifier_words(&s.text));
+    [s.title.clone(), s.tags.join(" "), body]
+}
+
+/// A solution's keyword version, from what its keyword entry depends on: its stored content
+/// hash (title, tags, text), `updated_at` and summary. Compared within one process only.
+pub fn keyword_version(content_hash: &str, updated_at: &str, summary: Option<&str>) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    (content_hash, updated_at, summary).hash(&mut hasher);
+    hasher.finish()
+}
+
 pub fn content_hash(s: &Solution) -> String {
     use sha2::{Digest, Sha256};
     let mut hash = Sha256::new();

@@ -78,16 +78,10 @@ fn row_to_solution(r: &tokio_postgres::Row) -> Solution {
     }
 }
 
-/// What the keyword index holds besides title and tags (as the SQLite store's FTS body).
+/// What the keyword index holds besides title and tags (as the SQLite store's FTS body), cut
+/// to what a tsvector takes.
 fn keyword_body(s: &Solution) -> String {
-    let mut body = String::with_capacity(s.text.len() * 2);
-    if let Some(summary) = &s.summary {
-        body.push_str(summary);
-        body.push('\n');
-    }
-    body.push_str(&s.text);
-    body.push('\n');
-    body.push_str(&devlens_search::text::identifier_words(&s.text));
+    let [_, _, mut body] = super::keyword_columns(s);
     if body.len() > MAX_KEYWORD_TEXT {
         let mut end = MAX_KEYWORD_TEXT;
         while !body.is_char_boundary(end) {
@@ -674,6 +668,27 @@ impl SolutionStore for PostgresStore {
             )
             .await
             .map(|rows| rows.iter().map(|r| (r.get(0), r.get(1))).collect())
+        })
+    }
+
+    fn keyword_versions(&self) -> Result<Vec<(String, u64)>, KbError> {
+        self.read(async |c| {
+            c.query(
+                "SELECT id, content_hash, updated_at, summary FROM kb_solutions",
+                &[],
+            )
+            .await
+            .map(|rows| {
+                rows.iter()
+                    .map(|r| {
+                        let summary: Option<String> = r.get(3);
+                        (
+                            r.get(0),
+                            super::keyword_version(r.get(1), r.get(2), summary.as_deref()),
+                        )
+                    })
+                    .collect()
+            })
         })
     }
 

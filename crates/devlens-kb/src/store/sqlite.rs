@@ -89,20 +89,6 @@ fn row_to_solution(r: &rusqlite::Row<'_>) -> rusqlite::Result<Solution> {
     })
 }
 
-/// What the keyword index holds for a solution: code names split into words (`useEffect` also
-/// as `use effect`), so a question in words finds them.
-fn fts_body(s: &Solution) -> String {
-    let mut body = String::with_capacity(s.text.len() * 2);
-    if let Some(summary) = &s.summary {
-        body.push_str(summary);
-        body.push('\n');
-    }
-    body.push_str(&s.text);
-    body.push('\n');
-    body.push_str(&devlens_search::text::identifier_words(&s.text));
-    body
-}
-
 impl SqliteStore {
     pub fn open(path: &Path) -> Result<Self, KbError> {
         let conn =
@@ -220,9 +206,10 @@ impl SqliteStore {
                 tx.last_insert_rowid()
             }
         };
+        let [title, tag_words, body] = super::keyword_columns(s);
         tx.execute(
             "INSERT INTO solutions_fts (rowid, title, tags, body) VALUES (?1, ?2, ?3, ?4)",
-            params![seq, s.title, s.tags.join(" "), fts_body(s)],
+            params![seq, title, tag_words, body],
         )
         .map_err(e)?;
         if let Some(v) = vectors.filter(|v| v.content_hash == hash) {
@@ -457,6 +444,26 @@ impl SolutionStore for SqliteStore {
         stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
             .and_then(|rows| rows.collect())
             .map_err(|e| self.err(e))
+    }
+
+    fn keyword_versions(&self) -> Result<Vec<(String, u64)>, KbError> {
+        let conn = self.lock();
+        let mut stmt = conn
+            .prepare("SELECT id, content_hash, updated_at, summary FROM solutions")
+            .map_err(|e| self.err(e))?;
+        stmt.query_map([], |r| {
+            let summary: Option<String> = r.get(3)?;
+            Ok((
+                r.get(0)?,
+                super::keyword_version(
+                    &r.get::<_, String>(1)?,
+                    &r.get::<_, String>(2)?,
+                    summary.as_deref(),
+                ),
+            ))
+        })
+        .and_then(|rows| rows.collect())
+        .map_err(|e| self.err(e))
     }
 
     /// Writes every solution in one transaction: all of them or, on any failure, none.

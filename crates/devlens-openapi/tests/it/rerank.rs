@@ -1,4 +1,6 @@
-//! The second stage of an API search: a configured reranker reorders the best candidates.
+//! The second stage of an API search: a configured reranker (a cross-encoder, or a language
+//! model: the `[llm]` endpoint here, the MCP client's in the devlens crate's mcp_sampling)
+//! reorders the best candidates.
 //!
 //! The reranker here is a stand-in that prefers one endpoint, so what is checked is what the
 //! explorer does with any reranker's scores: recall, order, limit, filters, failures. The
@@ -11,7 +13,7 @@ use devlens_core::Config;
 use devlens_embed::{BoxFuture, EmbedError, LazyReranker, Reranker};
 use devlens_openapi::{
     explorer::{ApiExplorer, SpecSelector},
-    search::{SearchMode, SearchRequest},
+    search::{SearchMode, SearchRequest, SearchResponse},
 };
 
 /// Scores 1 for passages that hold `prefer`, 0 for the rest; remembers what it was asked.
@@ -112,6 +114,15 @@ async fn the_reranker_reorders_the_best_candidates_and_the_limit_applies_after()
         .with_reranker(Arc::new(LazyReranker::ready(reranker.clone())));
     let response = api.search(&petstore(), &question("pet", 2)).await.unwrap();
     assert_eq!(response.notice, None);
+    let reranked = response.reranked.clone().unwrap();
+    assert_eq!(
+        (
+            reranked.by.as_str(),
+            reranked.model.as_deref(),
+            reranked.candidates
+        ),
+        ("cross-encoder", Some("prefers"), upload_at + 1)
+    );
     // Two asked, but the reranker read `rerank_candidates` of them: deep enough to reach it.
     let asked = reranker.asked.lock().unwrap().clone();
     assert_eq!(asked.len(), 1);
@@ -190,4 +201,239 @@ async fn a_failing_or_missing_reranker_leaves_the_first_stage_and_says_why() {
     assert_eq!(ids(&response.results), ids(&plain.results));
     let notice = response.notice.unwrap();
     assert!(notice.contains("missing config.json"), "{notice}");
+}
+
+/// What a fake OpenAI-compatible endpoint does with one chat request.
+enum Llm {
+    /// Answers with this text; the closure reads the prompt's user message.
+    Says(fn(&str) -> String),
+    /// Never answers.
+    Silent,
+    /// Answers with this HTTP status.
+    Fails(u16),
+}
+
+/// A local OpenAI-compatible endpoint (`/v1/chat/completions`); returns its `/v1` base and the
+/// request bodies it received.
+async fn fake_llm(behaviour: Llm) -> (String, Arc<Mutex<Vec<serde_json::Value>>>) {
+    use axum::{Json, http::StatusCode, response::IntoResponse};
+    let seen: Arc<Mutex<Vec<serde_json::Value>>> = Arc::default();
+    let log = Arc::clone(&seen);
+    let behaviour = Arc::new(behaviour);
+    let app = axum::Router::new().route(
+        "/v1/chat/completions",
+        axum::routing::post(move |Json(body): Json<serde_json::Value>| {
+            let log = Arc::clone(&log);
+            let behaviour = Arc::clone(&behaviour);
+            async move {
+                log.lock().unwrap().push(body.clone());
+                let user = body["messages"][1]["content"].as_str().unwrap_or_default();
+                match &*behaviour {
+                    Llm::Says(answer) => Json(serde_json::json!({
+                        "choices": [{"message": {"role": "assistant", "content": answer(user)}}]
+                    }))
+                    .into_response(),
+                    Llm::Silent => std::future::pending().await,
+                    Llm::Fails(status) => StatusCode::from_u16(*status).unwrap().into_response(),
+                }
+            }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}/v1", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    (base, seen)
+}
+
+/// `[search] rerank = "llm"` with `[llm]` at `base`.
+fn llm_config(data: &Path, base: &str, timeout_secs: Option<u64>) -> Config {
+    let mut config = config(data, None);
+    config.file.search.rerank = Some(devlens_core::RerankChoice::Llm);
+    config.file.search.rerank_timeout_secs = timeout_secs;
+    config.file.llm.base_url = Some(base.into());
+    config.file.llm.model = Some("ranker-7b".into());
+    config
+}
+
+/// The candidate lines of a prompt: `(number, line)`.
+fn candidates(user: &str) -> Vec<(usize, String)> {
+    user.lines()
+        .filter_map(|line| {
+            let (n, rest) = line.split_once(' ')?;
+            Some((n.parse().ok()?, rest.to_string()))
+        })
+        .collect()
+}
+
+/// The number of the candidate whose line holds `what`.
+fn number_of(user: &str, what: &str) -> usize {
+    candidates(user)
+        .into_iter()
+        .find(|(_, line)| line.contains(what))
+        .unwrap_or_else(|| panic!("no candidate holds {what}: {user}"))
+        .0
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_llm_orders_the_candidates_and_the_rest_follow_in_first_stage_order() {
+    let data = tempfile::tempdir().unwrap();
+    let first_stage = ApiExplorer::new(config(data.path(), None))
+        .search(&petstore(), &question("pet", 20))
+        .await
+        .unwrap();
+    let first = ids(&first_stage.results);
+    assert_ne!(first[0], "uploadFile");
+
+    // The model puts uploadFile first, then deletePet, names one number twice and one that is
+    // no candidate.
+    let (base, seen) = fake_llm(Llm::Says(|user| {
+        let upload = number_of(user, "uploadFile");
+        let delete = number_of(user, "deletePet");
+        format!("```json\n[{upload}, {delete}, {upload}, 99]\n```")
+    }))
+    .await;
+    let api = ApiExplorer::new(llm_config(data.path(), &base, None));
+    let response = api.search(&petstore(), &question("pet", 4)).await.unwrap();
+    assert_eq!(response.notice, None);
+    let rest: Vec<&str> = first
+        .iter()
+        .copied()
+        .filter(|id| !["uploadFile", "deletePet"].contains(id))
+        .take(2)
+        .collect();
+    assert_eq!(
+        ids(&response.results),
+        [vec!["uploadFile", "deletePet"], rest].concat()
+    );
+    // Scores stay the first stage's: the order is the model's.
+    let upload_score = first_stage
+        .results
+        .iter()
+        .find(|h| h.operation_id.as_deref() == Some("uploadFile"))
+        .unwrap()
+        .score;
+    assert_eq!(response.results[0].score, upload_score);
+    let reranked = response.reranked.clone().unwrap();
+    assert_eq!(reranked.by, "llm");
+    assert_eq!(reranked.model.as_deref(), Some("ranker-7b"));
+    assert_eq!(reranked.candidates, first.len().min(20));
+    let text = devlens_core::Report::to_text(&response);
+    assert!(
+        text.starts_with("reranked by llm (ranker-7b): "),
+        "the answer says who ordered it: {text}"
+    );
+
+    // One short, strict request: the question, one line per candidate, a small token budget.
+    let seen = seen.lock().unwrap();
+    assert_eq!(seen.len(), 1);
+    let body = &seen[0];
+    assert_eq!(body["model"], "ranker-7b");
+    assert_eq!(body["max_tokens"], 200);
+    assert_eq!(body["temperature"], 0.0);
+    assert!(
+        body["messages"][0]["content"]
+            .as_str()
+            .unwrap()
+            .contains("JSON array")
+    );
+    let user = body["messages"][1]["content"].as_str().unwrap();
+    assert!(user.starts_with("Question: pet\n"), "{user}");
+    let lines = candidates(user);
+    assert_eq!(lines.len(), first.len().min(20));
+    assert!(
+        lines
+            .iter()
+            .any(|(_, line)| line == "POST /pets/{petId}/uploadImage uploadFile: uploads an image"),
+        "{user}"
+    );
+}
+
+/// Searches "pet" with `config` and checks the answer is the first stage's (`plain`), with no
+/// second stage reported; its notice.
+async fn first_stage_kept(config: Config, plain: &SearchResponse) -> String {
+    let response = ApiExplorer::new(config)
+        .search(&petstore(), &question("pet", 3))
+        .await
+        .unwrap();
+    assert_eq!(ids(&response.results), ids(&plain.results));
+    assert_eq!(response.reranked, None);
+    response.notice.unwrap()
+}
+
+async fn plain_search(data: &Path) -> SearchResponse {
+    ApiExplorer::new(config(data, None))
+        .search(&petstore(), &question("pet", 3))
+        .await
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn garbage_errors_and_silence_from_the_llm_keep_the_first_stage_and_say_why() {
+    let data = tempfile::tempdir().unwrap();
+    let plain = plain_search(data.path()).await;
+
+    let (base, _) = fake_llm(Llm::Says(|_| "I'd suggest looking at the pets.".into())).await;
+    let notice = first_stage_kept(llm_config(data.path(), &base, None), &plain).await;
+    assert!(
+        notice.starts_with("not reranked by llm: its answer named none of the"),
+        "{notice}"
+    );
+    assert!(
+        notice.contains("\"I'd suggest looking at the pets.\""),
+        "{notice}"
+    );
+    assert!(
+        notice.ends_with("the first stage's order is kept"),
+        "{notice}"
+    );
+
+    let (base, _) = fake_llm(Llm::Fails(500)).await;
+    let notice = first_stage_kept(llm_config(data.path(), &base, None), &plain).await;
+    assert!(notice.contains("answered HTTP 500"), "{notice}");
+
+    // A model that never answers: the timeout (1 s here) passes and the first stage stands.
+    let (base, seen) = fake_llm(Llm::Silent).await;
+    let notice = first_stage_kept(llm_config(data.path(), &base, Some(1)), &plain).await;
+    assert_eq!(seen.lock().unwrap().len(), 1, "it was asked");
+    assert!(
+        notice.contains(
+            "not reranked by llm: no answer within 1 s (raise [search] rerank_timeout_secs"
+        ),
+        "{notice}"
+    );
+
+    // No endpoint configured: said, with how to configure one.
+    let mut unset = config(data.path(), None);
+    unset.file.search.rerank = Some(devlens_core::RerankChoice::Llm);
+    let notice = first_stage_kept(unset, &plain).await;
+    assert!(
+        notice.contains("no [llm] endpoint is configured"),
+        "{notice}"
+    );
+}
+
+#[tokio::test]
+async fn sampling_outside_mcp_and_a_chosen_stage_without_its_model_fall_back_with_a_notice() {
+    let data = tempfile::tempdir().unwrap();
+    let plain = plain_search(data.path()).await;
+    let mut sampling = config(data.path(), None);
+    sampling.file.search.rerank = Some(devlens_core::RerankChoice::Sampling);
+    let notice = first_stage_kept(sampling, &plain).await;
+    assert!(
+        notice.starts_with("not reranked by sampling: only an MCP client can lend its model"),
+        "{notice}"
+    );
+
+    // `none` turns a configured cross-encoder off.
+    let reranker = Prefers::new("OperationId: uploadFile");
+    let mut none = config(data.path(), None);
+    none.file.search.rerank = Some(devlens_core::RerankChoice::None);
+    let response = ApiExplorer::new(none)
+        .with_reranker(Arc::new(LazyReranker::ready(reranker.clone())))
+        .search(&petstore(), &question("pet", 3))
+        .await
+        .unwrap();
+    assert_eq!(ids(&response.results), ids(&plain.results));
+    assert_eq!(response.notice, None);
+    assert!(reranker.asked.lock().unwrap().is_empty());
 }

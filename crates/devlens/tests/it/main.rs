@@ -31,6 +31,7 @@ mod mcp_docs;
 mod mcp_e2e;
 mod mcp_kb;
 mod mcp_resources;
+mod mcp_sampling;
 mod mcp_visibility;
 mod mcp_workspace;
 mod panel;
