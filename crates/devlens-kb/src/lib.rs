@@ -24,6 +24,7 @@ pub mod chunk;
 pub mod embeddings;
 mod error;
 pub mod eval;
+mod keywords;
 pub mod results;
 pub mod save;
 pub mod search;
@@ -82,6 +83,8 @@ pub struct KnowledgeBase {
     /// Solution counts (all, and embedded by the model) at a generation, for stores that search
     /// vectors themselves: counting a big table on every search would cost more than the search.
     counts: Mutex<Option<(i64, String, store::Counts)>>,
+    /// The keyword index in memory, caught up with the store on each search.
+    keywords: keywords::KeywordCopy,
 }
 
 impl std::fmt::Debug for KnowledgeBase {
@@ -126,6 +129,7 @@ impl KnowledgeBase {
             embedder,
             vectors: Mutex::new(None),
             counts: Mutex::new(None),
+            keywords: keywords::KeywordCopy::default(),
         }
     }
 
