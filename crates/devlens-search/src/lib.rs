@@ -13,6 +13,7 @@ pub mod fusion;
 pub mod golden;
 pub mod hybrid;
 pub mod keyword;
+pub mod listwise;
 pub mod postgres;
 pub mod quantized;
 pub mod rerank;
