@@ -13,8 +13,8 @@ use std::sync::Arc;
 use rmcp::{
     RoleServer,
     model::{
-        ClientResult, CreateMessageRequest, CreateMessageRequestParams, SamplingMessage,
-        SamplingMessageContentBlock, ServerRequest,
+        ClientResult, CreateMessageRequest, CreateMessageRequestParams, ProtocolVersion,
+        SamplingMessage, SamplingMessageContentBlock, ServerRequest,
     },
     service::{Peer, PeerRequestOptions, RequestContext, ServiceError},
 };
@@ -34,6 +34,16 @@ impl std::fmt::Debug for ClientModel {
 
 /// The model the caller of `context` can lend: its client's, when it declared sampling.
 pub(crate) fn caller_model(context: &RequestContext<RoleServer>) -> CallerModel {
+    if context
+        .protocol_version()
+        .is_some_and(|version| version >= ProtocolVersion::V_2026_07_28)
+    {
+        return CallerModel::Unavailable(
+            "this MCP session speaks protocol 2026-07-28, which has no server-to-client \
+             requests (sampling)"
+                .into(),
+        );
+    }
     let Some(client) = context.peer.peer_info() else {
         return CallerModel::Unavailable(
             "this MCP session did not say what its client can do (no initialize), so it \
