@@ -112,6 +112,8 @@ pub(crate) struct VectorCache {
     pub total: usize,
     /// Solution ids; `owner[row]` indexes into it.
     pub ids: Vec<String>,
+    /// Where each id is in `ids`: hybrid fusion looks keyword hits up without a map per query.
+    pub slot_of: HashMap<String, u32>,
     pub owner: Vec<u32>,
     pub ranges: Vec<Range<usize>>,
     pub data: Vec<f32>,
@@ -128,10 +130,9 @@ impl VectorCache {
             data: loaded.data,
             ..Self::default()
         };
-        let mut index: HashMap<String, u32> = HashMap::new();
         for (id, range) in loaded.rows {
             let next = cache.ids.len() as u32;
-            let slot = *index.entry(id.clone()).or_insert_with(|| {
+            let slot = *cache.slot_of.entry(id.clone()).or_insert_with(|| {
                 cache.ids.push(id);
                 next
             });
@@ -157,6 +158,7 @@ impl VectorCache {
                 score,
                 chunk,
             });
+            cache.slot_of.insert(id.clone(), cache.ids.len() as u32);
             cache.ids.push(id);
         }
         (Arc::new(cache), matches)
@@ -305,18 +307,12 @@ pub(crate) fn hybrid_ranked(
         .take(FUSION_DEPTH)
         .map(|m| m.solution as u64)
         .collect();
-    let slot_of: HashMap<&str, u64> = cache
-        .ids
-        .iter()
-        .enumerate()
-        .map(|(i, id)| (id.as_str(), i as u64))
-        .collect();
     // Keyword hits without vectors (not embedded yet) get slots past the cache's.
     let mut extra: Vec<&str> = Vec::new();
     let keyword_ids: Vec<u64> = keyword
         .iter()
-        .map(|(id, _)| match slot_of.get(id.as_str()) {
-            Some(&slot) => slot,
+        .map(|(id, _)| match cache.slot_of.get(id.as_str()) {
+            Some(&slot) => u64::from(slot),
             None => {
                 extra.push(id);
                 (cache.ids.len() + extra.len() - 1) as u64

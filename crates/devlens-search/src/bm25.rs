@@ -169,7 +169,7 @@ impl Bm25Index {
 
     /// The `limit` best documents for any of `words` (each a phrase of one token, as FTS5's
     /// `"a" OR "b"`), best first, with their BM25 scores (higher is better; FTS5's `bm25()`
-    /// negated). Ties keep the order documents were indexed in.
+    /// negated); equal scores by key.
     pub fn search(&self, words: &[String], limit: usize) -> Result<Vec<(&str, f32)>, Unanswerable> {
         let mut phrases: Vec<Option<u32>> = Vec::with_capacity(words.len());
         for word in words {
@@ -220,10 +220,12 @@ impl Bm25Index {
                         / (freq + K1 * (1.0 - B + B * f64::from(doc.tokens) / avgdl)));
             }
         }
+        // Equal scores in the order of their keys: the same answer whatever order the
+        // documents were indexed in (two stores list them differently).
         let by_score = |a: &Slot, b: &Slot| {
             score[*b as usize]
                 .total_cmp(&score[*a as usize])
-                .then(a.cmp(b))
+                .then_with(|| self.docs[*a as usize].key.cmp(&self.docs[*b as usize].key))
         };
         if matched.len() > limit {
             matched.select_nth_unstable_by(limit - 1, by_score);
