@@ -20,6 +20,7 @@ import json
 import math
 import os
 import random
+import shutil
 import sys
 import time
 from collections import defaultdict
@@ -107,6 +108,9 @@ def main():
                     help="also train the token embeddings (frozen by default: a third of the weights, "
                     "the slowest update on a CPU, and the part a small data set would shift least usefully)")
     ap.add_argument("--time-budget", type=float, default=0, help="stop after this many minutes (0: none)")
+    ap.add_argument("--max-steps", type=int, default=0,
+                    help="stop after this many steps, the schedule still planned for all (0: none); "
+                    "replays a run that --time-budget stopped, whatever the machine's speed")
     args = ap.parse_args()
 
     random.seed(args.seed)
@@ -179,6 +183,9 @@ def main():
             print(f"step {done}/{steps} loss {running / (20 if done % 20 == 0 else done % 20):.4f} {elapsed / 60:.1f} min "
                   f"(eta {elapsed / done * (steps - done) / 60:.1f} min)", flush=True)
             running = 0.0
+        if args.max_steps and done >= args.max_steps:
+            print(f"stopped after {done} of {steps} steps (--max-steps)", flush=True)
+            break
         if args.time_budget and time.time() - started > args.time_budget * 60:
             print(f"time budget reached after {done} of {steps} steps", flush=True)
             break
@@ -190,6 +197,16 @@ def main():
     # Trained on shorter texts, read as long as the base reads them (256 tokens for MiniLM).
     model.max_seq_length = base_max_seq_length
     model.save(args.out)
+    # Only the weights changed (the tokenizer and the pooling are the base's): the folder keeps the
+    # base's configuration files, in the format devlens reads (sentence-transformers 6 writes
+    # 1_Pooling/config.json and sentence_bert_config.json in a newer one, without max_seq_length).
+    for name in ("config.json", "config_sentence_transformers.json", "modules.json", "sentence_bert_config.json",
+                 "special_tokens_map.json", "tokenizer.json", "tokenizer_config.json", "vocab.txt",
+                 os.path.join("1_Pooling", "config.json")):
+        if os.path.exists(os.path.join(args.base, name)):
+            shutil.copyfile(os.path.join(args.base, name), os.path.join(args.out, name))
+    if not os.path.exists(os.path.join(args.base, "2_Normalize")):
+        shutil.rmtree(os.path.join(args.out, "2_Normalize"), ignore_errors=True)
     info = {
         "base": os.path.basename(os.path.normpath(args.base)),
         "pairs_file_sha": __import__("hashlib").sha256(open(args.pairs, "rb").read()).hexdigest()[:16],
