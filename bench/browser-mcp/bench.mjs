@@ -9,10 +9,13 @@
 // console → network → screenshot, each step's median latency; the tokens (o200k_base) of each
 // tool's text output (images counted as bytes); the server process's peak memory (VmHWM) and the
 // sampled peak of the whole process tree, browser included (RSS sum and PSS sum).
+// Then TABLE_ROUNDS rounds of navigate → page view on a big page: a generated table of
+// TABLE_ROWS rows (default 3,000; --table-rounds 0 leaves it out).
 //
 // Run through scripts/bench-browser-mcp, which installs the pinned packages and builds devlens.
 //   node bench.mjs --deps DIR --devlens BIN [--chromium /usr/bin/chromium] [--rounds 10]
 //                  [--runs 1] [--servers devlens,playwright,chrome-devtools] [--out DIR]
+//                  [--table-rows 3000] [--table-rounds 5]
 import { createServer } from 'node:http';
 import { createRequire } from 'node:module';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -35,6 +38,8 @@ function parseArgs(argv) {
     servers: ['devlens', 'playwright', 'chrome-devtools'],
     out: null,
     sampleMs: 100,
+    tableRows: 3000,
+    tableRounds: 5,
   };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
@@ -51,8 +56,10 @@ function parseArgs(argv) {
       case '--servers': opts.servers = next().split(',').map((s) => s.trim()).filter(Boolean); break;
       case '--out': opts.out = resolve(next()); break;
       case '--sample-ms': opts.sampleMs = Number(next()); break;
+      case '--table-rows': opts.tableRows = Number(next()); break;
+      case '--table-rounds': opts.tableRounds = Number(next()); break;
       case '-h': case '--help':
-        console.log('usage: node bench.mjs --deps DIR --devlens BIN [--chromium PATH] [--rounds N] [--runs N] [--servers a,b] [--out DIR]');
+        console.log('usage: node bench.mjs --deps DIR --devlens BIN [--chromium PATH] [--rounds N] [--runs N] [--servers a,b] [--out DIR] [--table-rows N] [--table-rounds N]');
         process.exit(0);
         break;
       default: throw new Error(`unknown option ${a}`);
@@ -61,6 +68,7 @@ function parseArgs(argv) {
   if (!opts.deps) throw new Error('--deps DIR (where the pinned packages are installed) is required');
   if (opts.servers.includes('devlens') && !opts.devlens) throw new Error('--devlens BIN is required');
   if (!(opts.rounds >= 1) || !(opts.runs >= 1)) throw new Error('--rounds and --runs must be at least 1');
+  if (!(opts.tableRows >= 1) || !(opts.tableRounds >= 0)) throw new Error('--table-rows must be at least 1, --table-rounds at least 0');
   for (const s of opts.servers) {
     if (!SERVERS[s]) throw new Error(`unknown server ${s}; known: ${Object.keys(SERVERS).join(', ')}`);
   }
@@ -176,7 +184,27 @@ const SERVERS = {
 };
 
 // ---- the fixture app ------------------------------------------------------------------------
-function startFixture() {
+// The big page: a heading, a search box and a table of `rows` orders, each row with four text
+// cells and a link (an interactive element per row, as in a data grid).
+function tablePage(rows) {
+  const names = ['Ada Lovelace', 'Grace Hopper', 'Alan Turing', 'Edsger Dijkstra', 'Barbara Liskov', 'Donald Knuth', 'Frances Allen'];
+  const statuses = ['paid', 'shipped', 'pending', 'refunded'];
+  const body = [];
+  for (let i = 0; i < rows; i++) {
+    const id = 100001 + i;
+    body.push(`<tr><td>${id}</td><td>${names[i % names.length]}</td><td>${statuses[i % statuses.length]}</td>` +
+      `<td>${((i * 37) % 1000) + 0.99}</td><td><a href="/orders/${id}">Order ${id}</a></td></tr>`);
+  }
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Orders (${rows})</title></head><body>
+<main><h1>Orders</h1><label>Filter <input type="search" name="q"></label>
+<table><caption>All orders</caption><thead><tr><th>Order</th><th>Customer</th><th>Status</th><th>Total</th><th>Details</th></tr></thead>
+<tbody>
+${body.join('\n')}
+</tbody></table></main></body></html>`;
+}
+
+function startFixture(tableRows) {
+  const table = tablePage(tableRows);
   const dir = join(HERE, 'fixture');
   const files = {
     '/': ['index.html', 'text/html; charset=utf-8'],
@@ -190,6 +218,9 @@ function startFixture() {
       const [file, type] = files[url.pathname];
       res.writeHead(200, { 'content-type': type, 'cache-control': 'no-store' });
       res.end(readFileSync(join(dir, file)));
+    } else if (url.pathname === '/table') {
+      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' });
+      res.end(table);
     } else if (url.pathname === '/api/orders') {
       res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'no-store' });
       res.end(JSON.stringify(orders));
@@ -271,6 +302,9 @@ const median = (xs) => {
 
 // ---- one server, start to finish ------------------------------------------------------------
 const STEPS = ['navigate', 'query', 'snapshot', 'click', 'fill', 'console', 'network', 'screenshot'];
+// On the big table page, after the rounds above.
+const TABLE_STEPS = ['tableNavigate', 'tableSnapshot'];
+const ALL_STEPS = [...STEPS, ...TABLE_STEPS];
 
 async function benchServer(key, opts, sdk, countTokens, pageUrl, saveDir) {
   const def = SERVERS[key];
@@ -324,7 +358,7 @@ async function benchServer(key, opts, sdk, countTokens, pageUrl, saveDir) {
     r.first.navigateWithLaunchMs = nav0.ms + (r.first.launch?.ms ?? 0);
     save('first-navigate', nav0.text);
 
-    const samples = Object.fromEntries(STEPS.map((s) => [s, []]));
+    const samples = Object.fromEntries(ALL_STEPS.map((s) => [s, []]));
     for (let round = 0; round < opts.rounds; round++) {
       const one = {};
       one.navigate = await call(client, def.navigate(pageUrl, st), countTokens);
@@ -339,6 +373,13 @@ async function benchServer(key, opts, sdk, countTokens, pageUrl, saveDir) {
       one.screenshot = await call(client, def.screenshot(st), countTokens);
       for (const [s, v] of Object.entries(one)) samples[s].push(v);
       if (round === 0) for (const [s, v] of Object.entries(one)) save(s, v.text);
+    }
+    for (let round = 0; round < opts.tableRounds; round++) {
+      const nav = await call(client, def.navigate(opts.tableUrl, st), countTokens);
+      const snap = await call(client, def.snapshot(st), countTokens);
+      samples.tableNavigate.push(nav);
+      samples.tableSnapshot.push(snap);
+      if (round === 0) { save('table-navigate', nav.text); save('table-snapshot', snap.text); }
     }
     for (const [s, vs] of Object.entries(samples)) {
       if (!vs.length) continue;
@@ -413,7 +454,7 @@ function combine(runs, key) {
     treePeakPssKb: m((x) => x.treePeakPssKb),
     steps: {},
   };
-  for (const s of STEPS) {
+  for (const s of ALL_STEPS) {
     if (!rs[0].steps[s]) continue;
     out.steps[s] = {
       ms: m((x) => x.steps[s].ms),
@@ -435,6 +476,8 @@ const STEP_LABEL = {
   console: 'console messages',
   network: 'network requests',
   screenshot: 'screenshot',
+  tableNavigate: 'big table page: navigate',
+  tableSnapshot: 'big table page: page snapshot',
 };
 
 function markdown(results, keys) {
@@ -453,13 +496,13 @@ function markdown(results, keys) {
   row('tools/list: browser tools, tokens (name + description + input schema)', (c) => c.browserToolsTokens, fmtTok);
   row('first navigate, browser start included', (c) => c.firstNavigateMs, fmtMs);
   row('… of which a separate start call (devlens `chrome launch`, chrome-devtools `list_pages`)', (c) => c.launchMs, fmtMs);
-  for (const s of STEPS) {
+  for (const s of ALL_STEPS) {
     // query_elements has no counterpart: compare it with the peers' snapshot, what they would use.
     const get = (c) => (c.steps[s] ?? (s === 'query' ? c.steps.snapshot : undefined))?.ms;
     if (!cols.some((c) => c.steps[s])) continue;
     row(`${STEP_LABEL[s]}${s === 'query' ? ' (peers: their snapshot)' : ''}, median`, get, fmtMs);
   }
-  for (const s of STEPS) {
+  for (const s of ALL_STEPS) {
     const get = (c) => (c.steps[s] ?? (s === 'query' ? c.steps.snapshot : undefined))?.tokens;
     if (!cols.some((c) => c.steps[s])) continue;
     row(`${STEP_LABEL[s]}${s === 'query' ? ' (peers: their snapshot)' : ''}, tokens`, get, fmtTok);
@@ -492,8 +535,9 @@ async function main() {
     versions[p] = JSON.parse(readFileSync(join(opts.deps, 'node_modules', p, 'package.json'), 'utf8')).version;
   }
 
-  const fixture = await startFixture();
+  const fixture = await startFixture(opts.tableRows);
   const pageUrl = `http://127.0.0.1:${fixture.address().port}/`;
+  opts.tableUrl = `${pageUrl}table`;
   const outDir = opts.out;
   if (outDir) mkdirSync(outDir, { recursive: true });
   const loads = [];
@@ -511,7 +555,8 @@ async function main() {
         if (saveDir) mkdirSync(saveDir, { recursive: true });
         const result = await benchServer(key, opts, sdk, countTokens, pageUrl, saveDir);
         if (result.errors.length) console.error(`    failed: ${result.errors[0]}\n${result.stderr || ''}`);
-        else console.error(`    tools/list ${fmtMs(result.startupMs)}, first navigate ${fmtMs(result.first.navigateWithLaunchMs)}, navigate ${fmtMs(result.steps.navigate.ms)}, snapshot ${fmtMs(result.steps.snapshot.ms)} / ${fmtTok(result.steps.snapshot.tokens)} tokens`);
+        else console.error(`    tools/list ${fmtMs(result.startupMs)}, first navigate ${fmtMs(result.first.navigateWithLaunchMs)}, navigate ${fmtMs(result.steps.navigate.ms)}, snapshot ${fmtMs(result.steps.snapshot.ms)} / ${fmtTok(result.steps.snapshot.tokens)} tokens` +
+          (result.steps.tableSnapshot ? `, big table snapshot ${fmtMs(result.steps.tableSnapshot.ms)} / ${fmtTok(result.steps.tableSnapshot.tokens)} tokens` : ''));
         thisRun.push({ key, result });
       }
       runs.push(thisRun);
@@ -532,6 +577,8 @@ async function main() {
     chromium: opts.chromium,
     versions,
     rounds: opts.rounds,
+    tableRows: opts.tableRows,
+    tableRounds: opts.tableRounds,
     runs: opts.runs,
     loadAverages: loads,
     combined,
@@ -543,7 +590,7 @@ async function main() {
   }
   const loadNums = loads.map((l) => Number(l.split(' ')[0]));
   console.log(`Node ${process.version}; ${Object.entries(versions).map(([k, v]) => `${k} ${v}`).join(', ')}; ` +
-    `${opts.rounds} rounds, median of ${opts.runs} run(s); 1-min load average ${Math.min(...loadNums).toFixed(2)}–${Math.max(...loadNums).toFixed(2)}`);
+    `${opts.rounds} rounds (big table page: ${opts.tableRounds} rounds, ${opts.tableRows} rows), median of ${opts.runs} run(s); 1-min load average ${Math.min(...loadNums).toFixed(2)}–${Math.max(...loadNums).toFixed(2)}`);
   console.log();
   console.log(table);
   if (failed.length) {
