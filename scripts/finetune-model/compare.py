@@ -1,8 +1,11 @@
 #!/usr/bin/env python3
-"""Side-by-side table of two eval.sh output folders (base, fine-tuned), as Markdown. "wins" means
-better MRR with neither top-1 nor top-3 lower (API), or better MRR with hit@5 not lower (docs).
+"""Side-by-side table of eval.sh output folders, the base model's first, as Markdown.
 
-    compare.py BASE_DIR TUNED_DIR
+    compare.py BASE_DIR OTHER_DIR...
+
+API cells are top-1 / top-3 / MRR (hybrid), docs cells hit@5 / MRR. A model "beats" the base on a
+set when its MRR is higher and neither top-1 nor top-3 is lower (API), or its MRR is higher and
+hit@5 not lower (docs); "beats" lists, per set, the columns that do.
 """
 import json
 import os
@@ -14,7 +17,10 @@ DOCS = [("Python", "python"), ("Node.js", "nodejs")]
 
 def load(d, name):
     path = os.path.join(d, name + ".json")
-    return json.load(open(path)) if os.path.exists(path) else None
+    try:
+        return json.load(open(path)) if os.path.getsize(path) else None
+    except (OSError, ValueError):
+        return None
 
 
 def api_cell(r):
@@ -26,39 +32,34 @@ def docs_cell(r):
 
 
 def beats_api(b, t):
-    """Better MRR, and neither top-1 nor top-3 lower."""
     return bool(b and t and t["mrr"] > b["mrr"] and t["top1"] >= b["top1"] and t["top3"] >= b["top3"])
 
 
+def beats_docs(b, t):
+    return bool(b and t and t["mrr"] > b["mrr"] and t["hit_at_k"] >= b["hit_at_k"])
+
+
 def main():
-    base, tuned = sys.argv[1], sys.argv[2]
-    rows = []
-    print("| set | half | questions | base | fine-tuned | wins? |")
-    print("| --- | --- | --- | --- | --- | --- |")
+    dirs = sys.argv[1:]
+    if len(dirs) < 2:
+        sys.exit(__doc__)
+    names = [os.path.basename(os.path.normpath(d)) for d in dirs]
+    print("| set | half | n | " + " | ".join(names) + " | beats the base |")
+    print("| --- | --- | --- | " + " | ".join("---" for _ in names) + " | --- |")
+
+    def row(label, half, key, cell, beats):
+        rs = [load(d, key) for d in dirs]
+        n = next((r["n"] for r in rs if r), "?")
+        wins = [names[i] for i in range(1, len(dirs)) if beats(rs[0], rs[i])]
+        print(f"| {label} | {half} | {n} | " + " | ".join(cell(r) for r in rs) + f" | {', '.join(wins) or '—'} |")
+
     for label, key in API:
         for half in ("dev", "test"):
-            b, t = load(base, f"{key}.{half}"), load(tuned, f"{key}.{half}")
-            win = beats_api(b, t)
-            print(f"| {label} (top-1 / top-3 / MRR) | {half} | {(b or t or {}).get('n', '?')} | {api_cell(b)} | {api_cell(t)} | {'yes' if win else 'no'} |")
-    b, t = load(base, "github"), load(tuned, "github")
-    print(f"| GitHub (top-1 / top-3 / MRR) | tuned set | {(b or {}).get('n', '?')} | {api_cell(b)} | {api_cell(t)} | "
-          f"{'yes' if beats_api(b, t) else 'no'} |")
+            row(label, half, f"{key}.{half}", api_cell, beats_api)
+    row("GitHub", "(tuned set)", "github", api_cell, beats_api)
     for label, key in DOCS:
         for half in ("dev", "test"):
-            b, t = load(base, f"{key}.{half}"), load(tuned, f"{key}.{half}")
-            win = b and t and t["hit_at_k"] >= b["hit_at_k"] and t["mrr"] > b["mrr"]
-            print(f"| {label} docs (hit@5 / MRR) | {half} | {(b or t or {}).get('n', '?')} | {docs_cell(b)} | {docs_cell(t)} | {'yes' if win else 'no'} |")
-    print()
-    print("| query cost | base p50 / p95 ms | fine-tuned p50 / p95 ms |")
-    print("| --- | --- | --- |")
-    for label, key in [("GitHub `api bench --semantic` (200 queries)", "bench-github")]:
-        b, t = load(base, key), load(tuned, key)
-        cell = lambda r: f"{r['semantic']['queryMsP50']:.1f} / {r['semantic']['queryMsP95']:.1f}" if r else "—"
-        print(f"| {label} | {cell(b)} | {cell(t)} |")
-    for label, key in API + DOCS:
-        b, t = load(base, f"{key}.test"), load(tuned, f"{key}.test")
-        cell = lambda r: f"{r['p50_ms']:.1f} / {r['p95_ms']:.1f}" if r else "—"
-        print(f"| {label} test half, eval latency | {cell(b)} | {cell(t)} |")
+            row(f"{label} docs", half, f"{key}.{half}", docs_cell, beats_docs)
 
 
 if __name__ == "__main__":
