@@ -196,10 +196,15 @@ impl Bm25Index {
         let mut matched: Vec<Slot> = Vec::new();
         for term in phrases.into_iter().flatten() {
             let postings = &self.postings[term as usize];
-            let hits = postings
-                .iter()
-                .filter(|p| self.docs[p.doc as usize].live)
-                .count();
+            // Every posting is live until something is removed: no pass to count them then.
+            let hits = if self.dead == 0 {
+                postings.len()
+            } else {
+                postings
+                    .iter()
+                    .filter(|p| self.docs[p.doc as usize].live)
+                    .count()
+            };
             if hits == 0 {
                 continue;
             }
