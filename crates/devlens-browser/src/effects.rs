@@ -425,8 +425,16 @@ impl Tab {
             _ = tokio::time::timeout(PAGE_TURN, turn) => {}
             _ = blocker.wait_for(Option::is_some) => {}
         }
-        // The events that came before the answer are queued; let the tab's listener record them.
-        tokio::time::sleep(Duration::from_millis(3)).await;
+        // Chrome sent what the input caused before its answer, but the CDP client hands events
+        // to the tab's collector a moment after the answer reaches us (a fixed 3 ms wait lost a
+        // failed request on a loaded machine). One more round trip through the client flushes
+        // them to the collector; then the collector says when it has recorded them.
+        let flush = self.call(Raw::new("Target.getTargetInfo", json!({})));
+        tokio::select! {
+            _ = tokio::time::timeout(PAGE_TURN, flush) => {}
+            _ = blocker.wait_for(Option::is_some) => {}
+        }
+        self.state().catch_up().await;
     }
 
     /// What changed since `mark`.

@@ -405,8 +405,9 @@ impl Tab {
                 json!({ "objectGroup": "devlens" }),
             ))
             .await;
-        // Console events travel separately from the answer; give them a moment to land.
-        tokio::time::sleep(Duration::from_millis(60)).await;
+        // Console events reach the tab's collector a moment after the answer; the round trip
+        // above flushed them to it, and it says when they are recorded.
+        self.state().catch_up().await;
         evaluation.console = self.console_since(console_mark);
         Ok(evaluation)
     }

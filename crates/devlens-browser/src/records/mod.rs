@@ -84,6 +84,9 @@ impl PageState {
     }
 }
 
+/// How long a call waits for the collector to catch up before it goes on without.
+const CATCH_UP_LIMIT: std::time::Duration = std::time::Duration::from_secs(2);
+
 /// Everything a tab records, shared by its collector task and the calls on it.
 #[derive(Debug)]
 pub(crate) struct TabState {
@@ -96,6 +99,10 @@ pub(crate) struct TabState {
     pub closed: AtomicBool,
     /// Says `true` once the tab is gone, so calls in flight stop waiting for it.
     pub closed_signal: watch::Sender<bool>,
+    /// How many times a call asked the collector to catch up, and how many it has answered:
+    /// see [`TabState::catch_up`].
+    pub catch_up_asked: watch::Sender<u64>,
+    pub caught_up: watch::Sender<u64>,
 }
 
 impl TabState {
@@ -108,6 +115,26 @@ impl TabState {
             blocker: watch::Sender::new(None),
             closed: AtomicBool::new(false),
             closed_signal: watch::Sender::new(false),
+            catch_up_asked: watch::Sender::new(0),
+            caught_up: watch::Sender::new(0),
+        }
+    }
+
+    /// Waits until the collector has recorded every event already handed to it. The collector
+    /// answers only when no event is waiting, so what the browser sent before this call is in
+    /// the records afterwards. Bounded: a closed tab or a starved collector do not hold a call.
+    pub(crate) async fn catch_up(&self) {
+        let mut asked = 0;
+        self.catch_up_asked.send_modify(|n| {
+            *n += 1;
+            asked = *n;
+        });
+        let mut caught_up = self.caught_up.subscribe();
+        let mut closed = self.closed_signal.subscribe();
+        tokio::select! {
+            _ = caught_up.wait_for(|n| *n >= asked) => {}
+            _ = closed.wait_for(|closed| *closed) => {}
+            _ = tokio::time::sleep(CATCH_UP_LIMIT) => {}
         }
     }
 

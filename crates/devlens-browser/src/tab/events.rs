@@ -98,12 +98,21 @@ pub(crate) async fn start(
             .boxed(),
     ];
     let mut events = select_all(streams);
+    let mut catch_up_asked = state.catch_up_asked.subscribe();
     Ok(tokio::spawn(async move {
-        while let Some(event) = events.next().await {
-            if matches!(event, TabEvent::Destroyed) {
-                break;
+        loop {
+            tokio::select! {
+                // Events first: a request to catch up is answered only when none is waiting.
+                biased;
+                event = events.next() => match event {
+                    None | Some(TabEvent::Destroyed) => break,
+                    Some(event) => record(&state, event),
+                },
+                Ok(()) = catch_up_asked.changed() => {
+                    let asked = *catch_up_asked.borrow_and_update();
+                    state.caught_up.send_replace(asked);
+                }
             }
-            record(&state, event);
         }
         state.mark_closed();
     }))
