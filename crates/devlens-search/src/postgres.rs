@@ -501,12 +501,11 @@ pub async fn bump_generation(
     tx: &Transaction<'_>,
     corpus: &str,
 ) -> Result<(), tokio_postgres::Error> {
-    tx.execute(
-        "UPDATE devlens_generations SET value = value + 1 WHERE corpus = $1",
-        &[&corpus],
-    )
-    .await
-    .map(|_| ())
+    // Prepared once per connection: a long write (a re-embed) bumps it for every batch.
+    let bump = tx
+        .prepare_cached("UPDATE devlens_generations SET value = value + 1 WHERE corpus = $1")
+        .await?;
+    tx.execute(&bump, &[&corpus]).await.map(|_| ())
 }
 
 /// Creates, once per database and dimension count, the HNSW (cosine) index of `table`'s

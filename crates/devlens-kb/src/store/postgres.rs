@@ -5,6 +5,12 @@
 //! change in one transaction, an import is all or nothing, and the generation (a row bumped in
 //! the writing transaction) tells every server sharing the database when to reload. Keywords are
 //! PostgreSQL full text (title weighted over tags over text) instead of FTS5's BM25.
+//!
+//! Keyword queries rank in memory ([`crate::keywords`]); the full text here answers only those
+//! the in-memory copy cannot score (a word outside ASCII). So an import writes its solutions
+//! without their tsvector (computing them was most of a large import's time) and the first
+//! such query fills every missing one before it asks (`fill_keywords`): the same entries, so
+//! the same answers, as if the import had computed them.
 
 use std::collections::{HashMap, HashSet};
 use std::ops::Range;
@@ -39,8 +45,21 @@ pub(crate) const SCHEMA: Schema = Schema {
             description: "the order re-embedding walks solutions in",
             sql: include_str!("../../migrations/0003_created_order.sql"),
         },
+        Migration {
+            version: 4,
+            description: "keyword entries an import leaves for the first query needing them",
+            sql: KEYWORDS_LATER,
+        },
     ],
 };
+
+/// Migration 4: a solution's keyword entry may be missing. An import leaves it out (computing
+/// every text's tsvector was most of a large import's time) and the first keyword query that
+/// needs the database's own full text (a word outside ASCII; other keyword queries rank in
+/// memory) fills every missing one first, a batch at a time; rows already stored keep theirs.
+/// The partial index finds the missing ones without a scan.
+const KEYWORDS_LATER: &str = "ALTER TABLE kb_solutions ALTER COLUMN keywords DROP NOT NULL; \
+     CREATE INDEX kb_solutions_keywordless ON kb_solutions (seq) WHERE keywords IS NULL;";
 
 /// PostgreSQL's full text refuses a document over 1 MB; the keyword entry keeps the start of a
 /// longer text (vectors cover all of it).
@@ -164,11 +183,23 @@ impl PostgresStore {
         &self,
         work: impl AsyncFnOnce(&Transaction<'_>) -> Result<T, KbError>,
     ) -> Result<T, KbError> {
+        self.transaction(async |tx| {
+            let out = work(tx).await?;
+            bump_generation(tx, "kb").await.map_err(|e| self.pg(e))?;
+            Ok(out)
+        })
+    }
+
+    /// Runs `work` in one transaction, committed when it succeeds: a write that bumps the
+    /// generation itself.
+    fn transaction<T>(
+        &self,
+        work: impl AsyncFnOnce(&Transaction<'_>) -> Result<T, KbError>,
+    ) -> Result<T, KbError> {
         self.db.block_on(async {
             let mut client = self.client().await?;
             let tx = client.transaction().await.map_err(|e| self.pg(e))?;
             let out = work(&tx).await?;
-            bump_generation(&tx, "kb").await.map_err(|e| self.pg(e))?;
             tx.commit().await.map_err(|e| self.pg(e))?;
             Ok(out)
         })
@@ -221,7 +252,7 @@ impl PostgresStore {
                 let old_hash: String = r.get(9);
                 (seq, old_hash, row_to_solution(&r))
             });
-        let tags = serde_json::to_string(&s.tags).unwrap_or_else(|_| "[]".into());
+        let tags = tags_json(s);
         let tag_words = s.tags.join(" ");
         let body = keyword_body(s);
         let seq: i64 = match &existing {
@@ -290,13 +321,15 @@ impl PostgresStore {
 
 impl PostgresStore {
     /// Imports solutions with distinct ids in a few statements: tombstones of their ids out,
-    /// the new ones inserted, the changed ones updated, the unchanged left alone (as
-    /// [`PostgresStore::put_in`] one at a time, without a round trip per solution).
-    async fn import_part(
+    /// the changed ones updated, the unchanged left alone, the new ones kept in `created` for
+    /// [`copy_new`] (as [`PostgresStore::put_in`] one at a time, without a round trip per
+    /// solution). Keyword entries are left to [`PostgresStore::fill_keywords`].
+    async fn import_part<'s>(
         &self,
         tx: &Transaction<'_>,
-        part: &[Solution],
+        part: &'s [Solution],
         counts: &mut ImportCounts,
+        created: &mut Vec<&'s Solution>,
     ) -> Result<(), KbError> {
         let pg = |e| self.pg(e);
         let ids: Vec<&str> = part.iter().map(|s| s.id.as_str()).collect();
@@ -316,39 +349,23 @@ impl PostgresStore {
             .iter()
             .map(|r| (r.get(0), (r.get(8), row_to_solution(r))))
             .collect();
-        let mut created = Vec::new();
         let mut changed = Vec::new();
         for s in part {
             match existing.get(&s.id) {
-                None => created.push((0, s)),
+                None => created.push(s),
                 Some((_, old)) if old == s => counts.unchanged += 1,
                 Some((seq, _)) => changed.push((*seq, s)),
             }
         }
-        counts.created += created.len();
         counts.replaced += changed.len();
-        if !created.is_empty() {
-            let rows = RowColumns::of(&created);
-            tx.execute(
-                &format!(
-                    "INSERT INTO kb_solutions (id, title, url, text, summary, tags, created_at, \
-                     updated_at, content_hash, keywords) \
-                     SELECT t.id, t.title, t.url, t.text, t.summary, t.tags, t.created_at, \
-                     t.updated_at, t.hash, {KEYWORDS_OF_ROW} FROM {UNNEST_ROWS} ORDER BY t.ord"
-                ),
-                &rows.params(),
-            )
-            .await
-            .map_err(pg)?;
-        }
         if !changed.is_empty() {
             let rows = RowColumns::of(&changed);
             tx.execute(
                 &format!(
                     "UPDATE kb_solutions s SET title = t.title, url = t.url, text = t.text, \
                      summary = t.summary, tags = t.tags, created_at = t.created_at, \
-                     updated_at = t.updated_at, content_hash = t.hash, \
-                     keywords = {KEYWORDS_OF_ROW} FROM {UNNEST_ROWS} WHERE s.seq = t.seq"
+                     updated_at = t.updated_at, content_hash = t.hash, keywords = NULL \
+                     FROM {UNNEST_ROWS} WHERE s.seq = t.seq"
                 ),
                 &rows.params(),
             )
@@ -357,6 +374,98 @@ impl PostgresStore {
         }
         Ok(())
     }
+
+    /// Computes the keyword entries imports left out, a batch at a time, so that the full text
+    /// covers every solution: each what [`PostgresStore::put_in`] would have written (the same
+    /// columns of the same text), and only while the solution is still the one read. Not a
+    /// write of anything a reader sees: the generation stays.
+    async fn fill_keywords(&self, c: &Client) -> Result<(), tokio_postgres::Error> {
+        let missing = c
+            .prepare_cached(&format!(
+                "SELECT {COLUMNS}, seq, content_hash FROM kb_solutions WHERE keywords IS NULL \
+                 ORDER BY seq LIMIT {KEYWORD_FILL_ROWS}"
+            ))
+            .await?;
+        let fill = c
+            .prepare_cached(&format!(
+                "UPDATE kb_solutions s SET keywords = {KEYWORDS_OF_ROW} \
+                 FROM UNNEST($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[], \
+                 $6::text[]) AS t(seq, hash, summary, title, tag_words, body) \
+                 WHERE s.seq = t.seq AND s.keywords IS NULL AND s.content_hash = t.hash \
+                 AND s.summary IS NOT DISTINCT FROM t.summary"
+            ))
+            .await?;
+        // Rows rewritten between the read and the fill (by another import) are read again,
+        // but not forever.
+        let mut idle = 0;
+        while idle < 3 {
+            let rows = c.query(&missing, &[]).await?;
+            if rows.is_empty() {
+                break;
+            }
+            let solutions: Vec<Solution> = rows.iter().map(row_to_solution).collect();
+            let seqs: Vec<i64> = rows.iter().map(|r| r.get(8)).collect();
+            let hashes: Vec<&str> = rows.iter().map(|r| r.get(9)).collect();
+            let summaries: Vec<Option<&str>> =
+                solutions.iter().map(|s| s.summary.as_deref()).collect();
+            let titles: Vec<&str> = solutions.iter().map(|s| s.title.as_str()).collect();
+            let tag_words: Vec<String> = solutions.iter().map(|s| s.tags.join(" ")).collect();
+            let bodies: Vec<String> = solutions.iter().map(keyword_body).collect();
+            let filled = c
+                .execute(
+                    &fill,
+                    &[&seqs, &hashes, &summaries, &titles, &tag_words, &bodies],
+                )
+                .await?;
+            if filled == 0 {
+                idle += 1;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Inserts new solutions in one binary COPY, in their order (their `seq`s follow it), without
+/// keyword entries.
+async fn copy_new(
+    tx: &Transaction<'_>,
+    created: &[&Solution],
+) -> Result<(), tokio_postgres::Error> {
+    use tokio_postgres::binary_copy::BinaryCopyInWriter;
+    use tokio_postgres::types::Type;
+    if created.is_empty() {
+        return Ok(());
+    }
+    let sink = tx
+        .copy_in(
+            "COPY kb_solutions (id, title, url, text, summary, tags, created_at, updated_at, \
+             content_hash) FROM STDIN (FORMAT binary)",
+        )
+        .await?;
+    let mut writer = std::pin::pin!(BinaryCopyInWriter::new(sink, &[Type::TEXT; 9]));
+    for s in created {
+        let tags = tags_json(s);
+        let hash = content_hash(s);
+        writer
+            .as_mut()
+            .write(&[
+                &s.id,
+                &s.title,
+                &s.url,
+                &s.text,
+                &s.summary,
+                &tags,
+                &s.created_at,
+                &s.updated_at,
+                &hash,
+            ])
+            .await?;
+    }
+    writer.finish().await.map(drop)
+}
+
+fn tags_json(s: &Solution) -> String {
+    serde_json::to_string(&s.tags).unwrap_or_else(|_| "[]".into())
 }
 
 /// Solutions as one array per column, for [`UNNEST_ROWS`].
@@ -371,8 +480,6 @@ struct RowColumns<'a> {
     created: Vec<&'a str>,
     updated: Vec<&'a str>,
     hashes: Vec<String>,
-    tag_words: Vec<String>,
-    bodies: Vec<String>,
 }
 
 impl<'a> RowColumns<'a> {
@@ -384,19 +491,14 @@ impl<'a> RowColumns<'a> {
             urls: rows.iter().map(|(_, s)| s.url.as_deref()).collect(),
             texts: rows.iter().map(|(_, s)| s.text.as_str()).collect(),
             summaries: rows.iter().map(|(_, s)| s.summary.as_deref()).collect(),
-            tags: rows
-                .iter()
-                .map(|(_, s)| serde_json::to_string(&s.tags).unwrap_or_else(|_| "[]".into()))
-                .collect(),
+            tags: rows.iter().map(|(_, s)| tags_json(s)).collect(),
             created: rows.iter().map(|(_, s)| s.created_at.as_str()).collect(),
             updated: rows.iter().map(|(_, s)| s.updated_at.as_str()).collect(),
             hashes: rows.iter().map(|(_, s)| content_hash(s)).collect(),
-            tag_words: rows.iter().map(|(_, s)| s.tags.join(" ")).collect(),
-            bodies: rows.iter().map(|(_, s)| keyword_body(s)).collect(),
         }
     }
 
-    fn params(&self) -> [&(dyn tokio_postgres::types::ToSql + Sync); 12] {
+    fn params(&self) -> [&(dyn tokio_postgres::types::ToSql + Sync); 10] {
         [
             &self.seqs,
             &self.ids,
@@ -408,19 +510,16 @@ impl<'a> RowColumns<'a> {
             &self.created,
             &self.updated,
             &self.hashes,
-            &self.tag_words,
-            &self.bodies,
         ]
     }
 }
 
-/// Rows from [`RowColumns::params`], `t.ord` their order.
+/// Rows from [`RowColumns::params`].
 const UNNEST_ROWS: &str = "UNNEST($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[], \
-     $6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::text[], $12::text[]) \
-     WITH ORDINALITY AS t(seq, id, title, url, text, summary, tags, created_at, updated_at, hash, \
-     tag_words, body, ord)";
+     $6::text[], $7::text[], $8::text[], $9::text[], $10::text[]) \
+     AS t(seq, id, title, url, text, summary, tags, created_at, updated_at, hash)";
 
-/// [`KEYWORDS_SQL`] of an [`UNNEST_ROWS`] row.
+/// [`KEYWORDS_SQL`] of a row with `title`, `tag_words` and `body` columns.
 const KEYWORDS_OF_ROW: &str = "setweight(to_tsvector('english', t.title), 'A') || \
      setweight(to_tsvector('english', t.tag_words), 'B') || \
      setweight(to_tsvector('english', t.body), 'C')";
@@ -428,6 +527,9 @@ const KEYWORDS_OF_ROW: &str = "setweight(to_tsvector('english', t.title), 'A') |
 /// Solutions per statement of an import: large enough that round trips do not matter, small
 /// enough that one statement's arrays stay a few megabytes.
 const IMPORT_STATEMENT_ROWS: usize = 500;
+
+/// Keyword entries computed per statement when filling those imports left out.
+const KEYWORD_FILL_ROWS: usize = 500;
 
 /// Deletes `id` (its chunk vectors go with it) when it exists and, with `expected`, its
 /// `updated_at` is still that; records its tombstone at `deleted_at`. Whether it deleted.
@@ -506,6 +608,97 @@ async fn replace_vectors(
     Ok(())
 }
 
+/// Stores each solution's vectors while its content is still the one they were computed from
+/// (as [`replace_vectors`], matched by id and content hash in the database): its rows locked,
+/// its old vectors out, the new ones in, what they were computed from recorded, the generation
+/// bumped — statements sent at once, one round trip for the batch. How many solutions got
+/// theirs.
+async fn store_vectors(
+    tx: &Transaction<'_>,
+    batch: &[&(String, ChunkVectors)],
+    relaxed: bool,
+) -> Result<usize, tokio_postgres::Error> {
+    let ids: Vec<&str> = batch.iter().map(|(id, _)| id.as_str()).collect();
+    let hashes: Vec<&str> = batch.iter().map(|(_, v)| v.content_hash.as_str()).collect();
+    let models: Vec<&str> = batch.iter().map(|(_, v)| v.model.as_str()).collect();
+    let sizes: Vec<i32> = batch.iter().map(|(_, v)| v.dims as i32).collect();
+    let mut owners = Vec::new();
+    let mut owner_hashes = Vec::new();
+    let mut positions = Vec::new();
+    let mut starts = Vec::new();
+    let mut ends = Vec::new();
+    let mut dims = Vec::new();
+    let mut embeddings = Vec::new();
+    for (id, v) in batch {
+        for (position, (range, embedding)) in v.chunks.iter().enumerate() {
+            owners.push(id.as_str());
+            owner_hashes.push(v.content_hash.as_str());
+            positions.push(position as i32);
+            starts.push(range.start as i32);
+            ends.push(range.end as i32);
+            dims.push(v.dims as i32);
+            embeddings.push(Vector::from(embedding.clone()));
+        }
+    }
+    let lock = tx
+        .prepare_cached(
+            "SELECT s.seq FROM kb_solutions s JOIN UNNEST($1::text[], $2::text[]) AS t(id, hash) \
+             ON s.id = t.id AND s.content_hash = t.hash ORDER BY s.seq FOR UPDATE OF s",
+        )
+        .await?;
+    let clear = tx
+        .prepare_cached(
+            "DELETE FROM kb_chunks c USING kb_solutions s, \
+             UNNEST($1::text[], $2::text[]) AS t(id, hash) \
+             WHERE s.id = t.id AND s.content_hash = t.hash AND c.solution_seq = s.seq",
+        )
+        .await?;
+    let insert = tx
+        .prepare_cached(
+            "INSERT INTO kb_chunks (solution_seq, position, start_byte, end_byte, dims, \
+             embedding) SELECT s.seq, t.position, t.start_byte, t.end_byte, t.dims, t.embedding \
+             FROM UNNEST($1::text[], $2::text[], $3::int[], $4::int[], $5::int[], $6::int[], \
+             $7::vector[]) AS t(id, hash, position, start_byte, end_byte, dims, embedding) \
+             JOIN kb_solutions s ON s.id = t.id AND s.content_hash = t.hash",
+        )
+        .await?;
+    let mark = tx
+        .prepare_cached(
+            "UPDATE kb_solutions s SET embedded_hash = t.hash, embedded_model = t.model, \
+             embedded_dims = t.dims FROM UNNEST($1::text[], $2::text[], $3::text[], $4::int[]) \
+             AS t(id, hash, model, dims) WHERE s.id = t.id AND s.content_hash = t.hash",
+        )
+        .await?;
+    let relax = async {
+        if relaxed {
+            tx.batch_execute("SET LOCAL synchronous_commit = off").await
+        } else {
+            Ok(())
+        }
+    };
+    let by_id: [&(dyn tokio_postgres::types::ToSql + Sync); 2] = [&ids, &hashes];
+    let chunks: [&(dyn tokio_postgres::types::ToSql + Sync); 7] = [
+        &owners,
+        &owner_hashes,
+        &positions,
+        &starts,
+        &ends,
+        &dims,
+        &embeddings,
+    ];
+    let marks: [&(dyn tokio_postgres::types::ToSql + Sync); 4] = [&ids, &hashes, &models, &sizes];
+    // Polled in this order, so sent in it: the database runs them one after the other.
+    let (_, _, _, _, marked, _) = futures::try_join!(
+        relax,
+        tx.query(&lock, &by_id),
+        tx.execute(&clear, &by_id),
+        tx.execute(&insert, &chunks),
+        tx.execute(&mark, &marks),
+        bump_generation(tx, "kb"),
+    )?;
+    Ok(marked as usize)
+}
+
 impl SolutionStore for PostgresStore {
     fn location(&self) -> String {
         self.db.location().to_string()
@@ -538,37 +731,25 @@ impl SolutionStore for PostgresStore {
         for d in dims {
             self.db.block_on(self.ensure_index(d))?;
         }
-        self.write(async |tx| {
-            // Four statements for the whole batch, not four per solution: which solutions
-            // still have the content the vectors were computed from, then their vectors.
-            let ids: Vec<&str> = batch.iter().map(|(id, _)| id.as_str()).collect();
-            let hashes: Vec<&str> = batch.iter().map(|(_, v)| v.content_hash.as_str()).collect();
-            let current: HashMap<String, i64> = tx
-                .query(
-                    "SELECT s.id, s.seq FROM kb_solutions s \
-                     JOIN UNNEST($1::text[], $2::text[]) AS t(id, hash) \
-                     ON s.id = t.id AND s.content_hash = t.hash ORDER BY s.seq FOR UPDATE OF s",
-                    &[&ids, &hashes],
-                )
+        // An id given twice: its last vectors, as one at a time would have left.
+        let mut seen = HashSet::new();
+        let mut chosen: Vec<&(String, ChunkVectors)> = batch
+            .iter()
+            .rev()
+            .filter(|(id, _)| seen.insert(id.as_str()))
+            .collect();
+        chosen.reverse();
+        // A re-embed of many solutions commits each batch without waiting for its flush to
+        // disk: a crash loses at most the last batches (never half of one), which the next
+        // re-embed computes again.
+        let relaxed = {
+            let bulk = self.bulk_dims.lock().unwrap_or_else(|p| p.into_inner());
+            chosen.iter().all(|(_, v)| bulk.contains(&v.dims))
+        };
+        self.transaction(async |tx| {
+            store_vectors(tx, &chosen, relaxed)
                 .await
-                .map_err(|e| self.pg(e))?
-                .iter()
-                .map(|r| (r.get(0), r.get(1)))
-                .collect();
-            // An id given twice: its last vectors, as one at a time would have left.
-            let mut seen = HashSet::new();
-            let mut chosen: Vec<(i64, &ChunkVectors)> = batch
-                .iter()
-                .rev()
-                .filter(|(id, _)| seen.insert(id.as_str()))
-                .filter_map(|(id, v)| current.get(id).map(|seq| (*seq, v)))
-                .collect();
-            chosen.reverse();
-            if chosen.is_empty() {
-                return Ok(0);
-            }
-            replace_vectors(tx, &chosen).await.map_err(|e| self.pg(e))?;
-            Ok(chosen.len())
+                .map_err(|e| self.pg(e))
         })
     }
 
@@ -709,9 +890,13 @@ impl SolutionStore for PostgresStore {
                 }
                 return Ok(counts);
             }
+            let mut created = Vec::new();
             for part in solutions.chunks(IMPORT_STATEMENT_ROWS) {
-                self.import_part(tx, part, &mut counts).await?;
+                self.import_part(tx, part, &mut counts, &mut created)
+                    .await?;
             }
+            counts.created = created.len();
+            copy_new(tx, &created).await.map_err(|e| self.pg(e))?;
             Ok(counts)
         })
     }
@@ -727,18 +912,19 @@ impl SolutionStore for PostgresStore {
         self.read(async |c| {
             // Walks kb_solutions_created_id from the cursor, in byte order (the "C" collation,
             // as SQLite's) so "" sorts before any id whatever the database's collation.
-            c.query(
-                &format!(
+            // Prepared once per connection: a re-embed asks it for every batch.
+            let walk = c
+                .prepare_cached(&format!(
                     "SELECT {COLUMNS} FROM kb_solutions \
                      WHERE (created_at COLLATE \"C\", id COLLATE \"C\") > ($3, $4) \
                      AND (embedded_model IS DISTINCT FROM $1 \
                      OR embedded_hash IS DISTINCT FROM content_hash) \
                      ORDER BY created_at COLLATE \"C\", id COLLATE \"C\" LIMIT $2"
-                ),
-                &[&model, &limit, &created, &id],
-            )
-            .await
-            .map(|rows| rows.iter().map(row_to_solution).collect())
+                ))
+                .await?;
+            c.query(&walk, &[&model, &limit, &created, &id])
+                .await
+                .map(|rows| rows.iter().map(row_to_solution).collect())
         })
     }
 
@@ -777,6 +963,7 @@ impl SolutionStore for PostgresStore {
         }
         let limit = limit.min(i64::MAX as usize) as i64;
         self.read(async |c| {
+            self.fill_keywords(c).await?;
             c.query(
                 "SELECT id, ts_rank(keywords, q) FROM kb_solutions, \
                  websearch_to_tsquery('english', $1) q WHERE keywords @@ q \

@@ -11,6 +11,7 @@ use devlens_core::Config;
 use devlens_embed::{Embedder, LazyEmbedder};
 use devlens_kb::{
     KbError, KnowledgeBase, NewSolution, PostgresStore, SearchMode, SearchOptions, SolutionPatch,
+    SolutionStore,
 };
 use devlens_search::postgres::ServerDatabase;
 
@@ -390,4 +391,83 @@ async fn a_large_import_is_embedded_in_bulk_and_indexed_once() {
     let again = server.import_json(&export, "bulk.json").unwrap();
     assert_eq!(again.counts.unchanged, 1200);
     assert_eq!(server.reembed(&|_, _| {}).await.unwrap().embedded, 0);
+}
+
+/// An import leaves the keyword entries (tsvectors) out; the first keyword query that needs the
+/// database's own full text (a word outside ASCII) fills them first: the same entries, so the
+/// same answers and scores, as solutions saved one at a time (which compute theirs as they
+/// go). A replaced solution's entry is recomputed from its new text; a failed import leaves
+/// every solution and entry as it was.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn keyword_entries_an_import_leaves_out_are_filled_before_full_text_answers() {
+    let Some(pg) = postgres::TestPostgres::start() else {
+        return;
+    };
+    let file: devlens_kb::ExportFile = serde_json::from_str(&common::golden_solutions()).unwrap();
+    let mut solutions = file.solutions;
+    // Words outside ASCII in titles, tags, summaries and texts.
+    for (i, s) in solutions.iter_mut().enumerate().take(12) {
+        match i % 4 {
+            0 => s.title.push_str(" — déploiement du café"),
+            1 => s.tags.push("résumé".into()),
+            2 => s.summary = Some("Ça marche : une façade naïve".into()),
+            _ => s.text.push_str("\n\nÜber-Größe, straße, café."),
+        }
+    }
+    let (imported_url, saved_url) = (pg.database(), pg.database());
+    let imported = PostgresStore::new(ServerDatabase::open(&imported_url));
+    let saved = PostgresStore::new(ServerDatabase::open(&saved_url));
+    imported.import(&solutions).unwrap();
+    for s in &solutions {
+        saved.put(s, None).unwrap();
+    }
+    let entries = |url: &str| {
+        pg.sql(
+            url.rsplit('/').next().unwrap(),
+            "SELECT id || ' ' || coalesce(keywords::text, 'missing') FROM kb_solutions \
+             ORDER BY seq",
+        )
+    };
+    assert!(entries(&imported_url).contains(" missing"));
+    assert!(!entries(&saved_url).contains(" missing"));
+    let terms = |words: &[&str]| words.iter().map(|w| w.to_string()).collect::<Vec<_>>();
+    for words in [
+        &["café", "cors"][..],
+        &["déploiement"],
+        &["résumé", "grid"],
+        &["größe", "naïve", "fetch"],
+    ] {
+        let asked = terms(words);
+        let answer = imported.keyword(&asked, 20).unwrap();
+        assert!(!answer.is_empty(), "{words:?}");
+        assert_eq!(answer, saved.keyword(&asked, 20).unwrap(), "{words:?}");
+    }
+    assert_eq!(entries(&imported_url), entries(&saved_url));
+
+    // Replaced by an import: the old entry goes with the old text; the new one is the new
+    // text's.
+    let mut changed = solutions[5].clone();
+    changed.text = "Now about the crème brûlée.".into();
+    imported.import(std::slice::from_ref(&changed)).unwrap();
+    saved.put(&changed, None).unwrap();
+    assert!(entries(&imported_url).contains(" missing"));
+    let asked = terms(&["brûlée"]);
+    let answer = imported.keyword(&asked, 5).unwrap();
+    assert_eq!(answer[0].0, changed.id);
+    assert_eq!(answer, saved.keyword(&asked, 5).unwrap());
+    assert_eq!(entries(&imported_url), entries(&saved_url));
+
+    // A failed import (PostgreSQL refuses a NUL character in a new text) changes nothing.
+    let before = entries(&imported_url);
+    let mut replaced = solutions[1].clone();
+    replaced.text = "Replaced, then rolled back.".into();
+    let mut bad = solutions[2].clone();
+    bad.id = "new-bad".into();
+    bad.text = "a\u{0}b".into();
+    assert!(imported.import(&[replaced, bad]).is_err());
+    assert_eq!(entries(&imported_url), before);
+    assert_eq!(
+        imported.get(&solutions[1].id).unwrap().as_ref(),
+        Some(&solutions[1])
+    );
 }
