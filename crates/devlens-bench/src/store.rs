@@ -6,8 +6,9 @@
 //! stores, and the model's cost (the same on both sides) is reported apart by `devlens api
 //! bench --semantic`.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use anyhow::Context as _;
@@ -18,7 +19,12 @@ use devlens_core::Config;
 use devlens_core::progress::ProgressLine;
 use devlens_docs::{Docs, DocsSource, DocsStore, IngestRequest, QueryDocsInput};
 use devlens_embed::{BoxFuture, EmbedError, Embedder, LazyEmbedder, Progress, Provider};
-use devlens_kb::{ExportFile, KnowledgeBase, SearchMode, SearchOptions, SolutionStore};
+use devlens_kb::store::{
+    ChunkVector, ChunkVectors, Counts, ImportCounts, LoadedVectors, NearChunk, SolutionCursor,
+};
+use devlens_kb::{
+    ExportFile, KbError, KnowledgeBase, SearchMode, SearchOptions, Solution, SolutionStore,
+};
 use devlens_openapi::explorer::{ApiExplorer, SpecSelector};
 use devlens_openapi::search::{SearchMode as ApiSearchMode, SearchRequest};
 use devlens_openapi::semantic::{FileIndexStore, PostgresIndexStore, SemanticIndexStore};
@@ -95,10 +101,19 @@ pub struct CorpusFigures {
     /// Items that could not be built (a spec that does not load), not counted above.
     failed: usize,
     build_s: f64,
+    /// Where the build's seconds went (the knowledge base's: `import` and `reembed` as the
+    /// knowledge base sees them; `store.<call>`, the store's calls within them; `outside the
+    /// store`, the rest: chunking, the embedder).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    build_phases_s: BTreeMap<String, f64>,
     /// The first query of a spec or library: its index read from the store.
     cold_query_ms: Option<(f64, f64)>,
     /// Later queries: p50 and p95.
     query_ms: (f64, f64),
+    /// Knowledge base: a keyword query with a word outside ASCII (ranked by the store's own
+    /// full text), the first after the build and the next one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    outside_ascii_query_ms: Option<(f64, f64)>,
 }
 
 /// Both sides, each in a child process of this executable (`store bench --side …`).
@@ -186,11 +201,21 @@ pub fn table(sides: &[SideReport]) -> String {
             continue;
         }
         type Row = (&'static str, fn(&CorpusFigures) -> String);
-        let rows: [Row; 4] = [
+        let rows: [Row; 6] = [
             ("items / vectors", |c| {
                 format!("{} / {} ({} failed)", c.items, c.vectors, c.failed)
             }),
             ("build", |c| format!("{:.1} s", c.build_s)),
+            ("build phases", |c| {
+                if c.build_phases_s.is_empty() {
+                    return "—".to_string();
+                }
+                c.build_phases_s
+                    .iter()
+                    .map(|(phase, s)| format!("{phase} {s:.1} s"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            }),
             ("first query (index read), p50 / p95", |c| {
                 c.cold_query_ms.map_or_else(
                     || "—".to_string(),
@@ -200,6 +225,15 @@ pub fn table(sides: &[SideReport]) -> String {
             ("query p50 / p95", |c| {
                 format!("{:.1} / {:.1} ms", c.query_ms.0, c.query_ms.1)
             }),
+            (
+                "keyword query with a word outside ASCII, first / next",
+                |c| {
+                    c.outside_ascii_query_ms.map_or_else(
+                        || "—".to_string(),
+                        |q| format!("{:.1} / {:.1} ms", q.0, q.1),
+                    )
+                },
+            ),
         ];
         for (label, value) in rows {
             out.push_str(&format!("\n| {name} | {label} |"));
@@ -224,7 +258,8 @@ struct Stores {
     config: Config,
     api: Arc<dyn SemanticIndexStore>,
     docs: Arc<dyn DocsStore>,
-    kb: Arc<dyn SolutionStore>,
+    /// The store, timing every call (the build's phases).
+    kb: Arc<TimedStore>,
     database: Option<Arc<ServerDatabase>>,
 }
 
@@ -238,9 +273,9 @@ fn stores(side: Side, args: &ScaleArgs, scratch: &Path) -> anyhow::Result<Stores
             docs: Arc::new(devlens_docs::SqliteDocsStore::open(
                 &devlens_docs::registry_path(&config.data_dir),
             )?),
-            kb: Arc::new(devlens_kb::SqliteStore::open(&devlens_kb::store_path(
-                &config.data_dir,
-            ))?),
+            kb: Arc::new(TimedStore::new(Arc::new(devlens_kb::SqliteStore::open(
+                &devlens_kb::store_path(&config.data_dir),
+            )?))),
             database: None,
             config,
         },
@@ -264,7 +299,9 @@ fn stores(side: Side, args: &ScaleArgs, scratch: &Path) -> anyhow::Result<Stores
             Stores {
                 api: Arc::new(PostgresIndexStore::new(Arc::clone(&db))),
                 docs: Arc::new(devlens_docs::PostgresDocsStore::new(Arc::clone(&db))),
-                kb: Arc::new(devlens_kb::PostgresStore::new(Arc::clone(&db))),
+                kb: Arc::new(TimedStore::new(Arc::new(devlens_kb::PostgresStore::new(
+                    Arc::clone(&db),
+                )))),
                 database: Some(db),
                 config,
             }
@@ -545,7 +582,7 @@ async fn kb_run(
     let corpus = crate::kb::read_corpus(&args.kb_corpus)?;
     let solutions = crate::kb::generated(&corpus.solutions, args.solutions);
     let kb = KnowledgeBase::with_store(
-        Arc::clone(&stores.kb),
+        Arc::clone(&stores.kb) as Arc<dyn SolutionStore>,
         &stores.config,
         Arc::new(LazyEmbedder::ready(Ok(Arc::clone(embedder)))),
     );
@@ -556,11 +593,27 @@ async fn kb_run(
     })?;
     kb.import_json(&export, "generated.json")?;
     drop(export);
+    let imported = started.elapsed().as_secs_f64();
+    let mut phases = BTreeMap::new();
+    phases.insert("import".to_string(), imported);
+    let mut in_store = 0.0;
+    for (call, seconds) in stores.kb.take() {
+        in_store += seconds;
+        *phases.entry(format!("store.{call}")).or_default() += seconds;
+    }
     let report = kb.reembed(&|_, _| {}).await?;
+    let build_s = started.elapsed().as_secs_f64();
+    phases.insert("reembed".to_string(), build_s - imported);
+    for (call, seconds) in stores.kb.take() {
+        in_store += seconds;
+        *phases.entry(format!("store.{call}")).or_default() += seconds;
+    }
+    phases.insert("outside the store".to_string(), build_s - in_store);
     let mut figures = CorpusFigures {
         items: args.solutions,
         vectors: report.chunks,
-        build_s: started.elapsed().as_secs_f64(),
+        build_s,
+        build_phases_s: phases,
         ..Default::default()
     };
     let questions: Vec<&str> = corpus.solutions.iter().map(|s| s.title.as_str()).collect();
@@ -581,6 +634,18 @@ async fn kb_run(
     }
     figures.cold_query_ms = first.map(|f| (f, f));
     figures.query_ms = p50_p95(samples);
+    // Words outside ASCII: the in-memory keyword copy leaves them to the store's own full text,
+    // which on PostgreSQL first computes the keyword entries the import left out.
+    let keyword = SearchOptions {
+        mode: Some(SearchMode::Keyword),
+        ..Default::default()
+    };
+    let t = Instant::now();
+    kb.search("café déploiement cors", &keyword).await?;
+    let first = ms(t);
+    let t = Instant::now();
+    kb.search("naïve grid layout", &keyword).await?;
+    figures.outside_ascii_query_ms = Some((first, ms(t)));
     Ok(figures)
 }
 
@@ -663,5 +728,150 @@ impl Embedder for HashingEmbedder {
 
     fn embed_query<'a>(&'a self, text: &'a str) -> BoxFuture<'a, Result<Vec<f32>, EmbedError>> {
         Box::pin(async move { Ok(hashed(text)) })
+    }
+}
+
+/// A [`SolutionStore`] that forwards every call to another and adds up the time each kind of
+/// call took: where a knowledge-base build spends its time in the store (the import, the walk
+/// for solutions to embed, storing vectors, rebuilding the vector index) apart from what it
+/// spends outside it (chunking, the embedder), the same way for either store.
+#[derive(Debug)]
+struct TimedStore {
+    inner: Arc<dyn SolutionStore>,
+    /// Seconds per kind of call, by the trait method's name.
+    seconds: Mutex<BTreeMap<&'static str, f64>>,
+}
+
+impl TimedStore {
+    fn new(inner: Arc<dyn SolutionStore>) -> Self {
+        Self {
+            inner,
+            seconds: Mutex::new(BTreeMap::new()),
+        }
+    }
+
+    /// Seconds per kind of call so far, and forgets them.
+    fn take(&self) -> BTreeMap<&'static str, f64> {
+        std::mem::take(&mut *self.seconds.lock().unwrap_or_else(|p| p.into_inner()))
+    }
+
+    fn timed<T>(&self, name: &'static str, call: impl FnOnce(&dyn SolutionStore) -> T) -> T {
+        let started = Instant::now();
+        let out = call(self.inner.as_ref());
+        let spent = started.elapsed().as_secs_f64();
+        *self
+            .seconds
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .entry(name)
+            .or_default() += spent;
+        out
+    }
+}
+
+impl SolutionStore for TimedStore {
+    fn location(&self) -> String {
+        self.inner.location()
+    }
+    fn generation(&self) -> Result<i64, KbError> {
+        self.timed("generation", |s| s.generation())
+    }
+    fn put(
+        &self,
+        solution: &Solution,
+        vectors: Option<&ChunkVectors>,
+    ) -> Result<(bool, bool), KbError> {
+        self.timed("put", |s| s.put(solution, vectors))
+    }
+    fn set_vectors(&self, batch: &[(String, ChunkVectors)]) -> Result<usize, KbError> {
+        self.timed("set_vectors", |s| s.set_vectors(batch))
+    }
+    fn get(&self, id: &str) -> Result<Option<Solution>, KbError> {
+        self.timed("get", |s| s.get(id))
+    }
+    fn get_many(&self, ids: &[&str]) -> Result<Vec<Solution>, KbError> {
+        self.timed("get_many", |s| s.get_many(ids))
+    }
+    fn all(&self) -> Result<Vec<Solution>, KbError> {
+        self.timed("all", |s| s.all())
+    }
+    fn delete(&self, id: &str) -> Result<bool, KbError> {
+        self.timed("delete", |s| s.delete(id))
+    }
+    fn put_if(
+        &self,
+        solution: &Solution,
+        vectors: Option<&ChunkVectors>,
+        expected: Option<&str>,
+    ) -> Result<Option<(bool, bool)>, KbError> {
+        self.timed("put_if", |s| s.put_if(solution, vectors, expected))
+    }
+    fn delete_if(&self, id: &str, expected: &str, deleted_at: &str) -> Result<bool, KbError> {
+        self.timed("delete_if", |s| s.delete_if(id, expected, deleted_at))
+    }
+    fn tombstone(&self, id: &str) -> Result<Option<String>, KbError> {
+        self.timed("tombstone", |s| s.tombstone(id))
+    }
+    fn tombstones(&self) -> Result<Vec<(String, String)>, KbError> {
+        self.timed("tombstones", |s| s.tombstones())
+    }
+    fn versions(&self) -> Result<Vec<(String, String)>, KbError> {
+        self.timed("versions", |s| s.versions())
+    }
+    fn import(&self, solutions: &[Solution]) -> Result<ImportCounts, KbError> {
+        self.timed("import", |s| s.import(solutions))
+    }
+    fn needing_vectors(
+        &self,
+        model: &str,
+        after: Option<&SolutionCursor>,
+        limit: usize,
+    ) -> Result<Vec<Solution>, KbError> {
+        self.timed("needing_vectors", |s| {
+            s.needing_vectors(model, after, limit)
+        })
+    }
+    fn prevailing_model(&self) -> Result<Option<String>, KbError> {
+        self.timed("prevailing_model", |s| s.prevailing_model())
+    }
+    fn counts(&self, model: Option<&str>) -> Result<Counts, KbError> {
+        self.timed("counts", |s| s.counts(model))
+    }
+    fn keyword_versions(&self) -> Result<Vec<(String, u64)>, KbError> {
+        self.timed("keyword_versions", |s| s.keyword_versions())
+    }
+    fn keyword(&self, terms: &[String], limit: usize) -> Result<Vec<(String, f32)>, KbError> {
+        self.timed("keyword", |s| s.keyword(terms, limit))
+    }
+    fn solution_vectors(
+        &self,
+        id: &str,
+        model: &str,
+        dims: usize,
+    ) -> Result<Vec<ChunkVector>, KbError> {
+        self.timed("solution_vectors", |s| s.solution_vectors(id, model, dims))
+    }
+    fn vectors(&self, model: &str, dims: usize) -> Result<LoadedVectors, KbError> {
+        self.timed("vectors", |s| s.vectors(model, dims))
+    }
+    fn begin_bulk_vectors(&self, dims: usize, solutions: usize) -> Result<(), KbError> {
+        self.timed("begin_bulk_vectors", |s| {
+            s.begin_bulk_vectors(dims, solutions)
+        })
+    }
+    fn end_bulk_vectors(&self, dims: usize) -> Result<(), KbError> {
+        self.timed("end_bulk_vectors", |s| s.end_bulk_vectors(dims))
+    }
+    fn searches_vectors(&self) -> bool {
+        self.inner.searches_vectors()
+    }
+    fn nearest(
+        &self,
+        model: &str,
+        dims: usize,
+        query: &[f32],
+        limit: usize,
+    ) -> Result<Vec<NearChunk>, KbError> {
+        self.timed("nearest", |s| s.nearest(model, dims, query, limit))
     }
 }
