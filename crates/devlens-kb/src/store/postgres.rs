@@ -48,18 +48,10 @@ pub(crate) const SCHEMA: Schema = Schema {
         Migration {
             version: 4,
             description: "keyword entries an import leaves for the first query needing them",
-            sql: KEYWORDS_LATER,
+            sql: include_str!("../../migrations/0004_keywords_later.sql"),
         },
     ],
 };
-
-/// Migration 4: a solution's keyword entry may be missing. An import leaves it out (computing
-/// every text's tsvector was most of a large import's time) and the first keyword query that
-/// needs the database's own full text (a word outside ASCII; other keyword queries rank in
-/// memory) fills every missing one first, a batch at a time; rows already stored keep theirs.
-/// The partial index finds the missing ones without a scan.
-const KEYWORDS_LATER: &str = "ALTER TABLE kb_solutions ALTER COLUMN keywords DROP NOT NULL; \
-     CREATE INDEX kb_solutions_keywordless ON kb_solutions (seq) WHERE keywords IS NULL;";
 
 /// PostgreSQL's full text refuses a document over 1 MB; the keyword entry keeps the start of a
 /// longer text (vectors cover all of it).
