@@ -12,7 +12,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use common::http::{self, Server, send};
-use reqwest::{Client, StatusCode, header};
+use reqwest::{StatusCode, header};
 use rmcp::{
     ServiceExt,
     transport::{
@@ -77,7 +77,7 @@ async fn a_server_that_requires_tokens_checks_them_on_rest_and_mcp() {
     let (_, write) = create_token(dir.path(), "write", "writer");
     let server = serve_with(dir.path(), "require_token = true").await;
     let base = &server.base;
-    let http = Client::new();
+    let http = crate::common::http::client();
 
     // No token: 401, what to do, and where the metadata is.
     let response = http
@@ -306,7 +306,7 @@ async fn the_panel_signs_in_with_a_cookie_that_event_streams_carry() {
     let (_, read) = create_token(dir.path(), "read", "panel");
     let server = serve_with(dir.path(), "require_token = true").await;
     let base = &server.base;
-    let http = Client::new();
+    let http = crate::common::http::client();
 
     let state = http::ok(http.get(format!("{base}/api/auth/session"))).await;
     assert_eq!(state, json!({"required": true, "signedIn": false}));
@@ -459,7 +459,7 @@ async fn beyond_loopback_the_server_starts_only_with_a_token() {
     let (mut child, base) = serve_beyond_loopback(dir.path())
         .await
         .unwrap_or_else(|(status, stderr)| panic!("{status}: {stderr}"));
-    let http = Client::new();
+    let http = crate::common::http::client();
     let status = http
         .get(format!("{base}/api/projects"))
         .send()
@@ -485,7 +485,7 @@ async fn past_the_rate_limit_calls_get_429_with_retry_after_per_token() {
         "require_token = true\nrate_limit_per_minute = 3",
     )
     .await;
-    let http = Client::new();
+    let http = crate::common::http::client();
     let projects = format!("{}/api/projects", server.base);
     for _ in 0..3 {
         http::ok(http.get(&projects).bearer_auth(&first)).await;
@@ -532,7 +532,7 @@ async fn bodies_past_the_cap_get_413_and_slow_calls_503_but_streams_run_on() {
     )
     .await;
     let base = &server.base;
-    let http = Client::new();
+    let http = crate::common::http::client();
 
     let big = format!(
         "{{\"version\": 1, \"solutions\": [], \"pad\": \"{}\"}}",
@@ -582,7 +582,7 @@ async fn answers_are_compressed_when_asked_and_event_streams_are_not() {
     let dir = common::data_dir_with_petstore();
     let server = serve_with(dir.path(), "").await;
     let base = &server.base;
-    let http = Client::new();
+    let http = crate::common::http::client();
 
     let plain = http
         .get(format!("{base}/panel/common.js"))

@@ -8,7 +8,7 @@ use crate::common;
 use std::path::Path;
 
 use axum::{Router, http::header, response::Html, response::IntoResponse, routing::get};
-use reqwest::{Client, StatusCode};
+use reqwest::StatusCode;
 use serde_json::json;
 
 use common::http::{self, error, ok, send};
@@ -18,7 +18,7 @@ async fn api_explorer_over_rest() {
     let dir = common::data_dir_with_petstore();
     let server = http::start(http::command(dir.path())).await;
     let api = format!("{}/api", server.base);
-    let web = Client::new();
+    let web = crate::common::http::client();
 
     let projects = ok(web.get(format!("{api}/projects"))).await;
     assert_eq!(projects["projects"][0]["name"], "pets", "{projects}");
@@ -128,7 +128,7 @@ async fn library_docs_over_rest() {
     cmd.env("DEVLENS_WORKSPACE", workspace.path());
     let server = http::start(cmd).await;
     let api = format!("{}/api/docs", server.base);
-    let web = Client::new();
+    let web = crate::common::http::client();
 
     let added = ok(web.post(format!("{api}/libraries")).json(&json!({
         "id": "/acme/widgets",
@@ -203,7 +203,7 @@ async fn workspace_files_over_rest() {
     cmd.env("DEVLENS_WORKSPACE", &root);
     let server = http::start(cmd).await;
     let api = format!("{}/api/workspace", server.base);
-    let web = Client::new();
+    let web = crate::common::http::client();
 
     let listed = ok(web.get(format!("{api}/files"))).await;
     assert_eq!(listed["files"][0]["path"], "src/App.jsx", "{listed}");
@@ -307,7 +307,7 @@ async fn browser_and_debugger_over_rest() {
     let server = http::start(cmd).await;
     let browser = format!("{}/api/browser", server.base);
     let debugger = format!("{}/api/debugger", server.base);
-    let web = Client::new();
+    let web = crate::common::http::client();
     let post = |url: String, body: serde_json::Value| web.post(url).json(&body);
 
     // Before a browser: the failure says how to get one.

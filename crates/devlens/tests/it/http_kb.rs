@@ -8,7 +8,7 @@ use common::http::{self, Server, error, send};
 
 use std::path::Path;
 
-use reqwest::{Client, StatusCode};
+use reqwest::StatusCode;
 use serde_json::{Value, json};
 
 async fn serve(data_dir: &Path, model_dir: &Path) -> Server {
@@ -25,7 +25,7 @@ async fn solutions_search_ask_and_export_import_over_rest() {
     let dir = tempfile::tempdir().unwrap();
     let server = serve(dir.path(), &model).await;
     let api = format!("{}/api/kb", server.base);
-    let http = Client::new();
+    let http = crate::common::http::client();
 
     let mut ids = Vec::new();
     for (title, text, url, tags) in [

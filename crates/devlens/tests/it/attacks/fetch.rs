@@ -7,7 +7,7 @@
 use std::path::Path;
 
 use predicates::prelude::*;
-use reqwest::{Client, StatusCode};
+use reqwest::StatusCode;
 use serde_json::{Value, json};
 
 use crate::common::{self, http as rest};
@@ -96,7 +96,7 @@ async fn a_docs_crawl_of_the_metadata_service_is_refused_over_rest_and_stores_no
     let mut cmd = rest::command(dir.path());
     cmd.env_remove("DEVLENS_NETWORK_ALLOW");
     let server = rest::start(cmd).await;
-    let web = Client::new();
+    let web = crate::common::http::client();
     let libraries = format!("{}/api/docs/libraries", server.base);
 
     let refused = rest::error(
@@ -188,7 +188,7 @@ async fn a_local_docs_site_is_crawled_once_the_user_allows_it() {
     cmd.env("DEVLENS_NETWORK_ALLOW", authority(&site));
     let server = rest::start(cmd).await;
     let added = rest::ok(
-        Client::new()
+        crate::common::http::client()
             .post(format!("{}/api/docs/libraries", server.base))
             .json(&json!({"id": "sprockets", "url": start})),
     )

@@ -13,7 +13,7 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use reqwest::{Client, StatusCode, header};
+use reqwest::{StatusCode, header};
 use rmcp::{
     ServiceExt,
     model::{LoggingLevel, LoggingMessageNotificationParam, SetLevelRequestParams},
@@ -67,7 +67,7 @@ async fn a_page_on_another_localhost_port_cannot_write_a_file() {
     let workspace = tempfile::tempdir().unwrap();
     let server = serve(dir.path(), workspace.path(), "").await;
     let base = &server.base;
-    let http = Client::new();
+    let http = crate::common::http::client();
     let write = format!("{base}/api/workspace/write");
     let planted = workspace.path().join("planted.js");
 
@@ -126,7 +126,7 @@ async fn a_same_site_request_without_an_origin_is_refused() {
     let workspace = tempfile::tempdir().unwrap();
     let server = serve(dir.path(), workspace.path(), "").await;
     let base = &server.base;
-    let http = Client::new();
+    let http = crate::common::http::client();
     // <img src>, <script src>, <link href> on the dev server's page: no Origin, same-site.
     for (path, dest) in [
         ("/api/kb/export", "script"),
@@ -164,7 +164,7 @@ async fn a_body_less_post_from_another_origin_is_refused() {
     let workspace = tempfile::tempdir().unwrap();
     let server = serve(dir.path(), workspace.path(), "").await;
     let base = &server.base;
-    let http = Client::new();
+    let http = crate::common::http::client();
     // `<form method=post action=…>` with the arguments in the URL and no body at all.
     for path in [
         "/api/embed/reindex?project=pets&force=true",
@@ -202,7 +202,7 @@ async fn a_body_less_post_needs_a_write_token() {
     let workspace = tempfile::tempdir().unwrap();
     let server = serve(dir.path(), workspace.path(), "require_token = true").await;
     let base = &server.base;
-    let http = Client::new();
+    let http = crate::common::http::client();
     let reindex = format!("{base}/api/embed/reindex?project=pets&force=true");
     rest::error(http.post(&reindex), StatusCode::UNAUTHORIZED).await;
     let message = rest::error(
@@ -225,7 +225,7 @@ async fn the_panel_from_its_own_origin_still_works() {
     let workspace = tempfile::tempdir().unwrap();
     let server = serve(dir.path(), workspace.path(), "").await;
     let base = &server.base;
-    let http = Client::new();
+    let http = crate::common::http::client();
     // The person opens the panel, which loads its assets and reads and writes with fetch().
     let page = http
         .get(format!("{base}/"))
@@ -279,7 +279,7 @@ async fn a_paired_extension_still_works_and_an_unpaired_one_does_not() {
     let workspace = tempfile::tempdir().unwrap();
     let server = serve(dir.path(), workspace.path(), "").await;
     let base = &server.base;
-    let http = Client::new();
+    let http = crate::common::http::client();
     let paired = "chrome-extension://abcdefghijklmnopabcdefghijklmnop";
     let stranger = "chrome-extension://ponmlkjihgfedcbaponmlkjihgfedcba";
     let search = |origin: &str| {
@@ -325,7 +325,7 @@ async fn one_tokens_sign_ins_do_not_end_another_tokens_session() {
     )
     .await;
     let base = &server.base;
-    let http = Client::new();
+    let http = crate::common::http::client();
     let sign_in = |token: &str| {
         let request = http
             .post(format!("{base}/api/auth/session"))
