@@ -47,17 +47,31 @@ impl Default for KeywordCopy {
 }
 
 impl KeywordCopy {
-    /// The `limit` solutions that best match any of `terms` by BM25 (title counting most, then
-    /// tags, then text), best first — what [`SolutionStore::keyword`] of the embedded store
-    /// returns, brought up to date with `store` first.
+    /// [`KeywordCopy::search_at`] at the store's generation now.
+    #[cfg(test)]
     pub(crate) fn search(
         &self,
         store: &dyn SolutionStore,
         terms: &[String],
         limit: usize,
     ) -> Result<Vec<(String, f32)>, KbError> {
+        self.search_at(store, store.generation()?, terms, limit)
+    }
+
+    /// The `limit` solutions that best match any of `terms` by BM25 (title counting most, then
+    /// tags, then text), best first — what [`SolutionStore::keyword`] of the embedded store
+    /// returns, brought up to date with `store` at `generation` first. The caller reads the
+    /// generation once for all parts of a search (on PostgreSQL every read is a round trip),
+    /// before this call.
+    pub(crate) fn search_at(
+        &self,
+        store: &dyn SolutionStore,
+        generation: i64,
+        terms: &[String],
+        limit: usize,
+    ) -> Result<Vec<(String, f32)>, KbError> {
         let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
-        state.catch_up(store)?;
+        state.catch_up(store, generation)?;
         match state.index.search(terms, limit) {
             Ok(hits) => Ok(hits
                 .into_iter()
@@ -72,10 +86,9 @@ impl KeywordCopy {
 }
 
 impl CopyState {
-    fn catch_up(&mut self, store: &dyn SolutionStore) -> Result<(), KbError> {
-        // Read before the versions: a write in between moves the generation again, and the next
-        // search reads what it changed.
-        let generation = store.generation()?;
+    /// `generation` must have been read before this call: a write after it moves the
+    /// generation again, and the next search reads what it changed.
+    fn catch_up(&mut self, store: &dyn SolutionStore, generation: i64) -> Result<(), KbError> {
         if self.generation == Some(generation) {
             return Ok(());
         }

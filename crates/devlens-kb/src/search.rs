@@ -450,8 +450,11 @@ impl KnowledgeBase {
     }
 
     /// The chunk vectors of `embedder`'s model, reloaded when anything was written since.
-    fn vector_cache(&self, embedder: &dyn Embedder) -> Result<Arc<VectorCache>, KbError> {
-        let generation = self.store.generation()?;
+    fn vector_cache(
+        &self,
+        embedder: &dyn Embedder,
+        generation: i64,
+    ) -> Result<Arc<VectorCache>, KbError> {
         let dims = embedder.dims();
         let mut slot = self.vectors.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(cache) = slot.as_ref()
@@ -472,8 +475,7 @@ impl KnowledgeBase {
 
     /// Solutions in all and with current vectors of `model`, counted again only when anything
     /// was written since.
-    fn counts_now(&self, model: &str) -> Result<crate::store::Counts, KbError> {
-        let generation = self.store.generation()?;
+    fn counts_now(&self, model: &str, generation: i64) -> Result<crate::store::Counts, KbError> {
         let mut slot = self.counts.lock().unwrap_or_else(|p| p.into_inner());
         if let Some((g, m, counts)) = slot.as_ref()
             && *g == generation
@@ -499,6 +501,7 @@ impl KnowledgeBase {
         query: &str,
         threshold: Option<f32>,
         top_k: usize,
+        generation: i64,
     ) -> Result<SemanticSide, KbError> {
         let embedder = match self.embedder().await {
             Ok(embedder) => embedder,
@@ -513,12 +516,14 @@ impl KnowledgeBase {
         let cache = if self.store.searches_vectors() {
             None
         } else {
-            Some(blocking(|| self.vector_cache(embedder.as_ref()))?)
+            Some(blocking(|| {
+                self.vector_cache(embedder.as_ref(), generation)
+            })?)
         };
         let (total, embedded) = match &cache {
             Some(cache) => (cache.total, cache.solutions()),
             None => {
-                let counts = blocking(|| self.counts_now(embedder.model()))?;
+                let counts = blocking(|| self.counts_now(embedder.model(), generation))?;
                 (counts.solutions, counts.embedded)
             }
         };
@@ -593,12 +598,15 @@ impl KnowledgeBase {
         }
         let terms = query_terms(query);
         let started = Instant::now();
+        // Read once for every part of this search (the vectors, the counts, the keyword copy):
+        // on PostgreSQL each read is a round trip.
+        let generation = blocking(|| self.store.generation())?;
 
         // Semantic ranking, unless keyword search was asked for or embeddings are unavailable.
         let mut caveat = None;
         let semantic = if asked.uses_embeddings() {
             match self
-                .semantic_side(query, options.similarity_threshold, top_k)
+                .semantic_side(query, options.similarity_threshold, top_k, generation)
                 .await?
             {
                 SemanticSide::EmptyBase => return Ok(self.empty_result(query, asked)),
@@ -624,7 +632,10 @@ impl KnowledgeBase {
             } else {
                 FUSION_DEPTH
             };
-            blocking(|| self.keywords.search(self.store.as_ref(), &terms, depth))?
+            blocking(|| {
+                self.keywords
+                    .search_at(self.store.as_ref(), generation, &terms, depth)
+            })?
         };
 
         let mut threshold_used = None;
