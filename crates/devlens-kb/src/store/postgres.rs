@@ -247,7 +247,7 @@ impl PostgresStore {
         let tags = tags_json(s);
         let tag_words = s.tags.join(" ");
         let body = keyword_body(s);
-        let seq: i64 = match &existing {
+        match &existing {
             Some((_, _, old)) if old == s => return Ok((true, false)),
             Some((seq, _, _)) => {
                 tx.execute(
@@ -273,14 +273,13 @@ impl PostgresStore {
                 )
                 .await
                 .map_err(pg)?;
-                *seq
             }
-            None => tx
-                .query_one(
+            None => {
+                tx.execute(
                     &format!(
                         "INSERT INTO kb_solutions (id, title, url, text, summary, tags, \
                          created_at, updated_at, content_hash, keywords) VALUES \
-                         ($4, $5, $6, $7, $8, $9, $10, $11, $12, {KEYWORDS_SQL}) RETURNING seq"
+                         ($4, $5, $6, $7, $8, $9, $10, $11, $12, {KEYWORDS_SQL})"
                     ),
                     &[
                         &s.title,
@@ -298,11 +297,13 @@ impl PostgresStore {
                     ],
                 )
                 .await
-                .map_err(pg)?
-                .get(0),
-        };
+                .map_err(pg)?;
+            }
+        }
         if let Some(v) = vectors.filter(|v| v.content_hash == hash) {
-            replace_vectors(tx, &[(seq, v)]).await.map_err(pg)?;
+            replace_vectors(tx, &VectorRows::of(&[(s.id.as_str(), v)]))
+                .await
+                .map_err(pg)?;
         }
         let content_changed = existing
             .as_ref()
@@ -549,95 +550,59 @@ async fn delete_in(
     Ok(deleted)
 }
 
-/// Replaces the chunk vectors of each `(seq, vectors)` and records what they were computed
-/// from, in three statements however many solutions there are.
-async fn replace_vectors(
-    tx: &Transaction<'_>,
-    chosen: &[(i64, &ChunkVectors)],
-) -> Result<(), tokio_postgres::Error> {
-    let seqs: Vec<i64> = chosen.iter().map(|(seq, _)| *seq).collect();
-    tx.execute(
-        "DELETE FROM kb_chunks WHERE solution_seq = ANY($1)",
-        &[&seqs],
-    )
-    .await?;
-    let mut owners = Vec::new();
-    let mut positions = Vec::new();
-    let mut starts = Vec::new();
-    let mut ends = Vec::new();
-    let mut dims = Vec::new();
-    let mut embeddings = Vec::new();
-    for (seq, v) in chosen {
-        for (position, (range, embedding)) in v.chunks.iter().enumerate() {
-            owners.push(*seq);
-            positions.push(position as i32);
-            starts.push(range.start as i32);
-            ends.push(range.end as i32);
-            dims.push(v.dims as i32);
-            embeddings.push(Vector::from(embedding.clone()));
-        }
-    }
-    tx.execute(
-        "INSERT INTO kb_chunks (solution_seq, position, start_byte, end_byte, dims, embedding) \
-         SELECT * FROM UNNEST($1::bigint[], $2::int[], $3::int[], $4::int[], $5::int[], \
-         $6::vector[])",
-        &[&owners, &positions, &starts, &ends, &dims, &embeddings],
-    )
-    .await?;
-    let hashes: Vec<&str> = chosen
-        .iter()
-        .map(|(_, v)| v.content_hash.as_str())
-        .collect();
-    let models: Vec<&str> = chosen.iter().map(|(_, v)| v.model.as_str()).collect();
-    let sizes: Vec<i32> = chosen.iter().map(|(_, v)| v.dims as i32).collect();
-    tx.execute(
-        "UPDATE kb_solutions s SET embedded_hash = t.hash, embedded_model = t.model, \
-         embedded_dims = t.dims FROM UNNEST($1::bigint[], $2::text[], $3::text[], $4::int[]) \
-         AS t(seq, hash, model, dims) WHERE s.seq = t.seq",
-        &[&seqs, &hashes, &models, &sizes],
-    )
-    .await?;
-    Ok(())
+/// Each solution's chunk vectors as columns, for [`replace_vectors`].
+struct VectorRows<'a> {
+    ids: Vec<&'a str>,
+    hashes: Vec<&'a str>,
+    models: Vec<&'a str>,
+    sizes: Vec<i32>,
+    owners: Vec<&'a str>,
+    owner_hashes: Vec<&'a str>,
+    positions: Vec<i32>,
+    starts: Vec<i32>,
+    ends: Vec<i32>,
+    dims: Vec<i32>,
+    embeddings: Vec<Vector>,
 }
 
-/// Stores each solution's vectors while its content is still the one they were computed from
-/// (as [`replace_vectors`], matched by id and content hash in the database): its rows locked,
-/// its old vectors out, the new ones in, what they were computed from recorded, the generation
-/// bumped — statements sent at once, one round trip for the batch. How many solutions got
-/// theirs.
-async fn store_vectors(
-    tx: &Transaction<'_>,
-    batch: &[&(String, ChunkVectors)],
-    relaxed: bool,
-) -> Result<usize, tokio_postgres::Error> {
-    let ids: Vec<&str> = batch.iter().map(|(id, _)| id.as_str()).collect();
-    let hashes: Vec<&str> = batch.iter().map(|(_, v)| v.content_hash.as_str()).collect();
-    let models: Vec<&str> = batch.iter().map(|(_, v)| v.model.as_str()).collect();
-    let sizes: Vec<i32> = batch.iter().map(|(_, v)| v.dims as i32).collect();
-    let mut owners = Vec::new();
-    let mut owner_hashes = Vec::new();
-    let mut positions = Vec::new();
-    let mut starts = Vec::new();
-    let mut ends = Vec::new();
-    let mut dims = Vec::new();
-    let mut embeddings = Vec::new();
-    for (id, v) in batch {
-        for (position, (range, embedding)) in v.chunks.iter().enumerate() {
-            owners.push(id.as_str());
-            owner_hashes.push(v.content_hash.as_str());
-            positions.push(position as i32);
-            starts.push(range.start as i32);
-            ends.push(range.end as i32);
-            dims.push(v.dims as i32);
-            embeddings.push(Vector::from(embedding.clone()));
+impl<'a> VectorRows<'a> {
+    fn of(batch: &[(&'a str, &'a ChunkVectors)]) -> Self {
+        let mut rows = Self {
+            ids: batch.iter().map(|(id, _)| *id).collect(),
+            hashes: batch.iter().map(|(_, v)| v.content_hash.as_str()).collect(),
+            models: batch.iter().map(|(_, v)| v.model.as_str()).collect(),
+            sizes: batch.iter().map(|(_, v)| v.dims as i32).collect(),
+            owners: Vec::new(),
+            owner_hashes: Vec::new(),
+            positions: Vec::new(),
+            starts: Vec::new(),
+            ends: Vec::new(),
+            dims: Vec::new(),
+            embeddings: Vec::new(),
+        };
+        for (id, v) in batch {
+            for (position, (range, embedding)) in v.chunks.iter().enumerate() {
+                rows.owners.push(id);
+                rows.owner_hashes.push(v.content_hash.as_str());
+                rows.positions.push(position as i32);
+                rows.starts.push(range.start as i32);
+                rows.ends.push(range.end as i32);
+                rows.dims.push(v.dims as i32);
+                rows.embeddings.push(Vector::from(embedding.clone()));
+            }
         }
+        rows
     }
-    let lock = tx
-        .prepare_cached(
-            "SELECT s.seq FROM kb_solutions s JOIN UNNEST($1::text[], $2::text[]) AS t(id, hash) \
-             ON s.id = t.id AND s.content_hash = t.hash ORDER BY s.seq FOR UPDATE OF s",
-        )
-        .await?;
+}
+
+/// Replaces the chunk vectors of each solution whose content is still the one they were
+/// computed from (matched by id and content hash in the database) and records what they were
+/// computed from: three statements sent at once, one round trip however many solutions there
+/// are. How many solutions got theirs.
+async fn replace_vectors(
+    tx: &Transaction<'_>,
+    rows: &VectorRows<'_>,
+) -> Result<usize, tokio_postgres::Error> {
     let clear = tx
         .prepare_cached(
             "DELETE FROM kb_chunks c USING kb_solutions s, \
@@ -661,6 +626,45 @@ async fn store_vectors(
              AS t(id, hash, model, dims) WHERE s.id = t.id AND s.content_hash = t.hash",
         )
         .await?;
+    let by_id: [&(dyn tokio_postgres::types::ToSql + Sync); 2] = [&rows.ids, &rows.hashes];
+    let chunks: [&(dyn tokio_postgres::types::ToSql + Sync); 7] = [
+        &rows.owners,
+        &rows.owner_hashes,
+        &rows.positions,
+        &rows.starts,
+        &rows.ends,
+        &rows.dims,
+        &rows.embeddings,
+    ];
+    let marks: [&(dyn tokio_postgres::types::ToSql + Sync); 4] =
+        [&rows.ids, &rows.hashes, &rows.models, &rows.sizes];
+    // Polled in this order, so sent in it: the database runs them one after the other.
+    let (_, _, marked) = futures::try_join!(
+        tx.execute(&clear, &by_id),
+        tx.execute(&insert, &chunks),
+        tx.execute(&mark, &marks),
+    )?;
+    Ok(marked as usize)
+}
+
+/// A batch of vectors: the solutions' rows locked, their vectors replaced
+/// ([`replace_vectors`]), the generation bumped — sent at once, one round trip for the batch.
+/// How many solutions got theirs.
+async fn store_vectors(
+    tx: &Transaction<'_>,
+    batch: &[(&str, &ChunkVectors)],
+    relaxed: bool,
+) -> Result<usize, tokio_postgres::Error> {
+    let rows = VectorRows::of(batch);
+    let lock = tx
+        .prepare_cached(
+            "SELECT s.seq FROM kb_solutions s JOIN UNNEST($1::text[], $2::text[]) AS t(id, hash) \
+             ON s.id = t.id AND s.content_hash = t.hash ORDER BY s.seq FOR UPDATE OF s",
+        )
+        .await?;
+    // A re-embed of many solutions commits each batch without waiting for its flush to disk: a
+    // crash loses at most the last batches (never half of one), which the next re-embed
+    // computes again.
     let relax = async {
         if relaxed {
             tx.batch_execute("SET LOCAL synchronous_commit = off").await
@@ -668,27 +672,15 @@ async fn store_vectors(
             Ok(())
         }
     };
-    let by_id: [&(dyn tokio_postgres::types::ToSql + Sync); 2] = [&ids, &hashes];
-    let chunks: [&(dyn tokio_postgres::types::ToSql + Sync); 7] = [
-        &owners,
-        &owner_hashes,
-        &positions,
-        &starts,
-        &ends,
-        &dims,
-        &embeddings,
-    ];
-    let marks: [&(dyn tokio_postgres::types::ToSql + Sync); 4] = [&ids, &hashes, &models, &sizes];
-    // Polled in this order, so sent in it: the database runs them one after the other.
-    let (_, _, _, _, marked, _) = futures::try_join!(
+    let by_id: [&(dyn tokio_postgres::types::ToSql + Sync); 2] = [&rows.ids, &rows.hashes];
+    // Polled in this order, so sent in it.
+    let (_, _, marked, _) = futures::try_join!(
         relax,
         tx.query(&lock, &by_id),
-        tx.execute(&clear, &by_id),
-        tx.execute(&insert, &chunks),
-        tx.execute(&mark, &marks),
+        replace_vectors(tx, &rows),
         bump_generation(tx, "kb"),
     )?;
-    Ok(marked as usize)
+    Ok(marked)
 }
 
 impl SolutionStore for PostgresStore {
@@ -725,15 +717,13 @@ impl SolutionStore for PostgresStore {
         }
         // An id given twice: its last vectors, as one at a time would have left.
         let mut seen = HashSet::new();
-        let mut chosen: Vec<&(String, ChunkVectors)> = batch
+        let mut chosen: Vec<(&str, &ChunkVectors)> = batch
             .iter()
             .rev()
             .filter(|(id, _)| seen.insert(id.as_str()))
+            .map(|(id, v)| (id.as_str(), v))
             .collect();
         chosen.reverse();
-        // A re-embed of many solutions commits each batch without waiting for its flush to
-        // disk: a crash loses at most the last batches (never half of one), which the next
-        // re-embed computes again.
         let relaxed = {
             let bulk = self.bulk_dims.lock().unwrap_or_else(|p| p.into_inner());
             chosen.iter().all(|(_, v)| bulk.contains(&v.dims))
