@@ -594,19 +594,15 @@ async fn kb_run(
     kb.import_json(&export, "generated.json")?;
     drop(export);
     let imported = started.elapsed().as_secs_f64();
+    let report = kb.reembed(&|_, _| {}).await?;
+    let build_s = started.elapsed().as_secs_f64();
     let mut phases = BTreeMap::new();
     phases.insert("import".to_string(), imported);
+    phases.insert("reembed".to_string(), build_s - imported);
     let mut in_store = 0.0;
     for (call, seconds) in stores.kb.take() {
         in_store += seconds;
-        *phases.entry(format!("store.{call}")).or_default() += seconds;
-    }
-    let report = kb.reembed(&|_, _| {}).await?;
-    let build_s = started.elapsed().as_secs_f64();
-    phases.insert("reembed".to_string(), build_s - imported);
-    for (call, seconds) in stores.kb.take() {
-        in_store += seconds;
-        *phases.entry(format!("store.{call}")).or_default() += seconds;
+        phases.insert(format!("store.{call}"), seconds);
     }
     phases.insert("outside the store".to_string(), build_s - in_store);
     let mut figures = CorpusFigures {
