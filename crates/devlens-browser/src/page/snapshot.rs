@@ -32,6 +32,14 @@ pub const DEFAULT_LINES: usize = 200;
 pub const MAX_LINES: usize = 1000;
 /// Longest name shown on a line.
 const MAX_NAME: usize = 100;
+/// A page with at least this many elements is read lazily when the lines asked for are near
+/// its top (`Tab::snapshot_lines`). Below it, Chrome's whole tree in one answer is quicker than
+/// a few dozen round trips.
+const LAZY_MIN_ELEMENTS: usize = 5_000;
+/// `getChildAXNodes` calls in flight at once while reading lazily.
+const LAZY_PARALLEL: usize = 16;
+/// A lazy read needing more calls than this reads the whole tree instead.
+const LAZY_MAX_CALLS: usize = 2_000;
 
 const INTERACTIVE: &[&str] = &[
     "button",
@@ -124,10 +132,14 @@ pub struct Snapshot {
     pub title: String,
     /// The lines of this page, indented two spaces per level.
     pub lines: Vec<String>,
-    pub total_lines: usize,
+    /// Lines in the whole snapshot; absent when a big page was read only as far as this page
+    /// of lines (then `nextOffset` says whether more follow).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub total_lines: Option<usize>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub next_offset: Option<usize>,
-    /// Interactive elements (refs) in the whole snapshot.
+    /// Interactive elements (refs) in the lines read: the whole snapshot when `totalLines` is
+    /// given.
     pub refs: usize,
 }
 
@@ -141,13 +153,23 @@ impl Snapshot {
             out.push('\n');
             out.push_str(line);
         }
-        if let Some(next) = self.next_offset {
-            let _ = write!(
-                out,
-                "\n… {} of {} lines shown; next page: offset {next}",
-                self.lines.len(),
-                self.total_lines
-            );
+        match (self.next_offset, self.total_lines) {
+            (Some(next), Some(total)) => {
+                let _ = write!(
+                    out,
+                    "\n… {} of {total} lines shown; next page: offset {next}",
+                    self.lines.len()
+                );
+            }
+            (Some(next), None) => {
+                let _ = write!(
+                    out,
+                    "\n… {} lines shown; more follow (a big page, read only this far); next \
+                     page: offset {next}",
+                    self.lines.len()
+                );
+            }
+            (None, _) => {}
         }
         out
     }
@@ -174,6 +196,92 @@ struct FrameLink {
     /// The key of the frame document's root node.
     root: String,
     url: String,
+}
+
+/// The `nodes` of an accessibility answer.
+fn ax_nodes(v: Value) -> Vec<Value> {
+    match v {
+        Value::Object(mut o) => match o.remove("nodes") {
+            Some(Value::Array(a)) => a,
+            _ => Vec::new(),
+        },
+        _ => Vec::new(),
+    }
+}
+
+fn ax_id(v: &Value) -> Option<&str> {
+    v.get("nodeId").and_then(Value::as_str)
+}
+
+/// Roles whose children the snapshot never shows (a text's inline boxes).
+fn childless_role(role: &str) -> bool {
+    matches!(role, "StaticText" | "InlineTextBox")
+}
+
+/// The part of a page's accessibility tree read so far, node by node in document order.
+struct LazyTree {
+    nodes: Vec<Value>,
+    known: std::collections::HashSet<String>,
+    /// Nodes whose children are still to read, the next in document order last.
+    pending: Vec<String>,
+    calls: usize,
+}
+
+impl LazyTree {
+    fn new(first: Value) -> Self {
+        let mut tree = Self {
+            nodes: Vec::new(),
+            known: Default::default(),
+            pending: Vec::new(),
+            calls: 0,
+        };
+        tree.add(vec![vec![first]]);
+        tree
+    }
+
+    /// Up to `n` nodes whose children to read next, in document order.
+    fn next_batch(&mut self, n: usize) -> Vec<String> {
+        let take = n.min(self.pending.len());
+        let batch: Vec<String> = self
+            .pending
+            .drain(self.pending.len() - take..)
+            .rev()
+            .collect();
+        self.calls += batch.len();
+        batch
+    }
+
+    /// The answers to one batch, in the batch's order. Chrome answers a node's children with
+    /// the descendants of its ignored children too, so a node is read only when some of its
+    /// children are still unknown.
+    fn add(&mut self, answers: Vec<Vec<Value>>) {
+        let mut next = Vec::new();
+        for nodes in answers {
+            let fresh: Vec<Value> = nodes
+                .into_iter()
+                .filter(|n| ax_id(n).is_some_and(|id| !self.known.contains(id)))
+                .collect();
+            self.known
+                .extend(fresh.iter().filter_map(ax_id).map(str::to_string));
+            for n in &fresh {
+                let role = ax_str(n, "role");
+                let unread = n
+                    .get("childIds")
+                    .and_then(Value::as_array)
+                    .is_some_and(|c| {
+                        c.iter()
+                            .filter_map(Value::as_str)
+                            .any(|c| !self.known.contains(c))
+                    });
+                if unread && !childless_role(role) {
+                    next.extend(ax_id(n).map(str::to_string));
+                }
+            }
+            self.nodes.extend(fresh);
+        }
+        // `next` is in document order; the stack takes the first last.
+        self.pending.extend(next.into_iter().rev());
+    }
 }
 
 fn ax_str<'a>(v: &'a Value, key: &str) -> &'a str {
@@ -282,33 +390,16 @@ impl Tab {
             Some(target) => Some(self.node_key(target).await?),
             None => None,
         };
+        let want = options.offset.saturating_add(limit);
         // The title does not depend on the tree: ask for both at once.
-        let (docs, info) = futures::join!(self.documents(), self.info());
-        let docs = docs?;
+        let (lines, info) = futures::join!(
+            self.snapshot_lines(options, root_node.as_ref(), want),
+            self.info()
+        );
+        let (lines, complete) = lines?;
         let info = info.ok();
-        let tree = Merged::new(&docs);
-        let start: Vec<String> = match root_node {
-            Some(node) => tree.by_backend.get(&node).cloned().into_iter().collect(),
-            None => tree.roots.first().cloned().unwrap_or_default(),
-        };
-        let mut lines = Vec::new();
-        {
-            let mut page = self.state().page_state();
-            let mut walker = Walker {
-                nodes: &tree.by_id,
-                frames: &tree.frames,
-                realms: &tree.realms,
-                refs: &mut page.refs,
-                lines: &mut lines,
-                interactive_only: options.interactive_only,
-                control_names: control_names(&tree.by_id),
-            };
-            for id in &start {
-                walker.walk(id, 0, "");
-            }
-        }
         let ref_count = lines.iter().filter(|l| l.contains("[ref=e")).count();
-        let total_lines = lines.len();
+        let read = lines.len();
         let page: Vec<String> = lines.into_iter().skip(options.offset).take(limit).collect();
         let end = options.offset.saturating_add(page.len());
         Ok(Snapshot {
@@ -318,34 +409,208 @@ impl Tab {
                 .unwrap_or_else(|| self.url()),
             title: info.map(|i| i.title).unwrap_or_default(),
             lines: page,
-            total_lines,
-            next_offset: (end < total_lines).then_some(end),
+            total_lines: complete.then_some(read),
+            next_offset: (end < read).then_some(end),
             refs: ref_count,
         })
+    }
+
+    /// The snapshot's lines, and whether they are all of them. A big page (more than
+    /// [`LAZY_MIN_ELEMENTS`] elements) is read node by node in document order only as far as
+    /// the `want` lines asked for: Chrome's whole tree of a 3,000-row table is 51,000 nodes and
+    /// 20 MB of JSON, seconds to build, send and parse, for a first page of 200 lines.
+    async fn snapshot_lines(
+        &self,
+        options: &SnapshotOptions,
+        root: Option<&NodeKey>,
+        want: usize,
+    ) -> Result<(Vec<String>, bool)> {
+        let in_page = root.is_none_or(|(realm, _)| *realm == Realm::Page);
+        // Sparse modes and far pages would read most of the tree one call at a time.
+        if !options.interactive_only
+            && in_page
+            && let Some(elements) = self.element_count().await
+            && elements >= LAZY_MIN_ELEMENTS
+            && want.saturating_mul(8) <= elements
+        {
+            // Anything unexpected (the domain refused, the tree changed under the walk, too
+            // many calls) reads the whole tree instead.
+            if let Ok(Some(read)) = self.lazy_lines(options, root, want).await {
+                return Ok(read);
+            }
+        }
+        let docs = self.documents().await?;
+        let (lines, _) = self.render(&docs, options, root, None);
+        Ok((lines, true))
+    }
+
+    /// Renders documents; with `max_lines` (a partial tree read lazily) it stops after that many
+    /// lines or where the tree read so far ends, and says whether it reached the end.
+    fn render(
+        &self,
+        docs: &[Document],
+        options: &SnapshotOptions,
+        root: Option<&NodeKey>,
+        max_lines: Option<usize>,
+    ) -> (Vec<String>, bool) {
+        let tree = Merged::new(docs);
+        let start: Vec<String> = match root {
+            Some(node) => tree.by_backend.get(node).cloned().into_iter().collect(),
+            None => tree.roots.first().cloned().unwrap_or_default(),
+        };
+        let mut lines = Vec::new();
+        let mut page = self.state().page_state();
+        let mut walker = Walker {
+            nodes: &tree.by_id,
+            frames: &tree.frames,
+            realms: &tree.realms,
+            refs: &mut page.refs,
+            lines: &mut lines,
+            interactive_only: options.interactive_only,
+            control_names: control_names(&tree.by_id),
+            max_lines,
+            stopped: false,
+        };
+        for id in &start {
+            walker.walk(id, 0, "");
+        }
+        let stopped = walker.stopped;
+        (lines, !stopped)
+    }
+
+    /// Elements in the page's document (not its iframes'), or `None` when the page won't say.
+    async fn element_count(&self) -> Option<usize> {
+        let v = self
+            .call(Raw::new(
+                "Runtime.evaluate",
+                json!({
+                    "expression": "document.getElementsByTagName('*').length",
+                    "returnByValue": true,
+                    "silent": true,
+                }),
+            ))
+            .await
+            .ok()?;
+        v["result"]["value"].as_u64().map(|n| n as usize)
+    }
+
+    /// The first `want` lines (and one more, to know whether more follow) from a tree read node
+    /// by node (`Accessibility.getChildAXNodes`), a batch of calls in flight at once. `None`
+    /// when it would take more than [`LAZY_MAX_CALLS`] calls.
+    async fn lazy_lines(
+        &self,
+        options: &SnapshotOptions,
+        root: Option<&NodeKey>,
+        want: usize,
+    ) -> Result<Option<(Vec<String>, bool)>> {
+        self.call(Raw::new("Accessibility.enable", json!({})))
+            .await?;
+        let read = self.lazy_lines_enabled(options, root, want).await;
+        // Accessibility left on slows the page down (and every later trace of it).
+        let _ = self
+            .call(Raw::new("Accessibility.disable", json!({})))
+            .await;
+        read
+    }
+
+    async fn lazy_lines_enabled(
+        &self,
+        options: &SnapshotOptions,
+        root: Option<&NodeKey>,
+        want: usize,
+    ) -> Result<Option<(Vec<String>, bool)>> {
+        let first = match root {
+            Some((_, backend)) => {
+                let v = self
+                    .call(Raw::new(
+                        "Accessibility.getPartialAXTree",
+                        json!({ "backendNodeId": backend, "fetchRelatives": false }),
+                    ))
+                    .await?;
+                let nodes = ax_nodes(v);
+                nodes
+                    .iter()
+                    .find(|n| n.get("backendDOMNodeId").and_then(Value::as_i64) == Some(*backend))
+                    .or(nodes.first())
+                    .cloned()
+            }
+            None => {
+                let v = self
+                    .call(Raw::new("Accessibility.getRootAXNode", json!({})))
+                    .await?;
+                v.get("node").cloned()
+            }
+        };
+        let Some(first) = first else {
+            return Ok(None);
+        };
+        let mut tree = LazyTree::new(first);
+        let mut docs = vec![Document {
+            realm: Realm::Page,
+            nodes: Vec::new(),
+            owner: None,
+            url: String::new(),
+        }];
+        docs.extend(self.frame_documents().await);
+        // Lines come from about as many nodes again (cells, their text); read ahead generously
+        // so one round of rendering is usually enough.
+        let mut target = want.saturating_add(1).saturating_mul(3);
+        loop {
+            while tree.nodes.len() < target && !tree.pending.is_empty() {
+                if tree.calls > LAZY_MAX_CALLS {
+                    return Ok(None);
+                }
+                let batch = tree.next_batch(LAZY_PARALLEL);
+                let answers = futures::future::join_all(batch.iter().map(|id| {
+                    self.call(Raw::new(
+                        "Accessibility.getChildAXNodes",
+                        json!({ "id": id }),
+                    ))
+                }))
+                .await;
+                let mut children = Vec::with_capacity(answers.len());
+                for answer in answers {
+                    children.push(ax_nodes(answer?));
+                }
+                tree.add(children);
+            }
+            let complete = tree.pending.is_empty();
+            docs[0].nodes = std::mem::take(&mut tree.nodes);
+            let max_lines = (!complete).then_some(want.saturating_add(1));
+            let (lines, _) = self.render(&docs, options, root, max_lines);
+            if complete || lines.len() > want {
+                return Ok(Some((lines, complete)));
+            }
+            tree.nodes = std::mem::take(&mut docs[0].nodes);
+            target = target.saturating_mul(2);
+        }
     }
 
     /// The accessibility trees of the page and of its iframes (at most [`MAX_FRAMES`]): the
     /// ones Chrome renders in the page's process through the tab's session, cross-site ones
     /// through their own.
     pub(crate) async fn documents(&self) -> Result<Vec<Document>> {
-        let nodes = |v: Value| match v {
-            Value::Object(mut o) => match o.remove("nodes") {
-                Some(Value::Array(a)) => a,
-                _ => Vec::new(),
-            },
-            _ => Vec::new(),
-        };
-        // The page's tree is most of the time; list its frames meanwhile.
-        let (main, local) = futures::join!(
+        // The page's tree is most of the time; read the frames' meanwhile.
+        let (main, frames) = futures::join!(
             self.call(Raw::new("Accessibility.getFullAXTree", json!({}))),
-            self.local_frames()
+            self.frame_documents()
         );
         let mut docs = vec![Document {
             realm: Realm::Page,
-            nodes: nodes(main?),
+            nodes: ax_nodes(main?),
             owner: None,
             url: String::new(),
         }];
+        docs.extend(frames);
+        Ok(docs)
+    }
+
+    /// The accessibility trees of the page's iframes (at most [`MAX_FRAMES`] with the page's
+    /// own): the ones Chrome renders in the page's process through the tab's session, cross-site
+    /// ones through their own.
+    async fn frame_documents(&self) -> Vec<Document> {
+        let local = self.local_frames().await;
+        let mut docs = Vec::new();
         for frame in &local {
             let Some(owner) = self.frame_owner(&Realm::Page, &frame.frame_id).await else {
                 continue;
@@ -361,7 +626,7 @@ impl Tab {
             };
             docs.push(Document {
                 realm: Realm::Page,
-                nodes: nodes(tree),
+                nodes: ax_nodes(tree),
                 owner: Some((Realm::Page, owner)),
                 url: frame.url.clone(),
             });
@@ -370,7 +635,8 @@ impl Tab {
             .chain(local.iter().map(|f| f.frame_id.as_str()))
             .collect();
         for frame in self.remote_frames(&parents).await {
-            if docs.len() > MAX_FRAMES {
+            // The page's own document counts towards the limit.
+            if docs.len() >= MAX_FRAMES {
                 break;
             }
             let realm = Realm::Remote {
@@ -384,12 +650,12 @@ impl Tab {
             };
             docs.push(Document {
                 realm,
-                nodes: nodes(tree),
+                nodes: ax_nodes(tree),
                 owner: Some((Realm::Page, frame.owner)),
                 url: frame.url,
             });
         }
-        Ok(docs)
+        docs
     }
 
     /// The node a target names (for refs and scoping).
@@ -425,6 +691,10 @@ struct Walker<'a, 'b> {
     interactive_only: bool,
     /// Names of interactive elements: a text that only repeats one (a `<label>`) is dropped.
     control_names: std::collections::HashSet<String>,
+    /// For a tree read only in part: stop after this many lines, or at the first node whose
+    /// children are not read yet, so the lines are exactly the first ones of the whole tree.
+    max_lines: Option<usize>,
+    stopped: bool,
 }
 
 /// Options shown per select or listbox before "… N more".
@@ -442,7 +712,12 @@ fn control_names(nodes: &HashMap<String, Node<'_>>) -> std::collections::HashSet
 impl<'a> Walker<'a, '_> {
     /// Renders a node and its subtree; `parent_name` lets text that repeats it be dropped.
     pub(crate) fn walk(&mut self, id: &str, depth: usize, parent_name: &str) {
+        if self.stopped {
+            return;
+        }
         let Some(node) = self.nodes.get(id) else {
+            // In a tree read in part, the rest starts here.
+            self.stopped = self.max_lines.is_some();
             return;
         };
         if let Some(frame) = self.frames.get(id) {
@@ -459,9 +734,12 @@ impl<'a> Walker<'a, '_> {
             && role != "RootWebArea"
             && let Some(line) = self.line(raw, node.doc, role, &name, parent_name)
         {
-            self.lines.push(format!("{}- {line}", "  ".repeat(depth)));
+            self.push(format!("{}- {line}", "  ".repeat(depth)));
             child_depth = depth + 1;
             name_for_children = name.clone();
+        }
+        if childless_role(role) || self.stopped {
+            return;
         }
         // A named leaf-ish control (button "Save") needs no text lines for its label.
         if INTERACTIVE.contains(&role)
@@ -469,6 +747,11 @@ impl<'a> Walker<'a, '_> {
             && role != "listbox"
             && role != "combobox"
         {
+            if self.max_lines.is_some() && node.children.iter().any(|c| !self.nodes.contains_key(c))
+            {
+                self.stopped = true;
+                return;
+            }
             let text_only = node.children.iter().all(|c| {
                 self.nodes
                     .get(c)
@@ -494,12 +777,19 @@ impl<'a> Walker<'a, '_> {
             }
             self.walk(&child, child_depth, &name_for_children);
         }
-        if options > MAX_OPTIONS {
-            self.lines.push(format!(
+        if options > MAX_OPTIONS && !self.stopped {
+            self.push(format!(
                 "{}- … {} more options",
                 "  ".repeat(child_depth),
                 options - MAX_OPTIONS
             ));
+        }
+    }
+
+    fn push(&mut self, line: String) {
+        self.lines.push(line);
+        if self.max_lines.is_some_and(|max| self.lines.len() >= max) {
+            self.stopped = true;
         }
     }
 
@@ -516,7 +806,7 @@ impl<'a> Walker<'a, '_> {
         if !frame.url.is_empty() {
             let _ = write!(line, " {}", truncate(&frame.url, 100));
         }
-        self.lines.push(line);
+        self.push(line);
         for child in root.children.clone() {
             self.walk(&child, depth + 1, &title);
         }
@@ -634,6 +924,11 @@ mod tests {
     }
 
     fn render(docs: &[Document]) -> (Vec<String>, RefMap) {
+        let (lines, refs, _) = render_with(docs, None);
+        (lines, refs)
+    }
+
+    fn render_with(docs: &[Document], max_lines: Option<usize>) -> (Vec<String>, RefMap, bool) {
         let tree = Merged::new(docs);
         let mut refs = RefMap::default();
         let mut lines = Vec::new();
@@ -645,11 +940,139 @@ mod tests {
             refs: &mut refs,
             lines: &mut lines,
             interactive_only: false,
+            max_lines,
+            stopped: false,
         };
         for id in tree.roots[0].clone() {
             w.walk(&id, 0, "");
         }
-        (lines, refs)
+        let stopped = w.stopped;
+        (lines, refs, stopped)
+    }
+
+    /// A table page as Chrome's whole tree gives it: ignored wrappers, a label around a search
+    /// box, a table whose rows sit under an ignored `tbody`, cells with text and links, and
+    /// inline text boxes under every text.
+    fn table_page(rows: usize) -> Vec<Value> {
+        struct Nodes(Vec<Value>);
+        impl Nodes {
+            fn add(&mut self, role: &str, name: &str, ignored: bool, kids: Vec<String>) -> String {
+                let n = self.0.len() + 100;
+                self.0
+                    .push(json!({"nodeId": n.to_string(), "ignored": ignored,
+                    "role": {"value": role}, "name": {"value": name}, "childIds": kids,
+                    "backendDOMNodeId": n}));
+                n.to_string()
+            }
+            fn text(&mut self, name: &str) -> String {
+                let inline = self.add("InlineTextBox", name, false, vec![]);
+                self.add("StaticText", name, false, vec![inline])
+            }
+        }
+        let mut t = Nodes(Vec::new());
+        let heading_text = t.text("Orders");
+        let filter_text = t.text("Filter ");
+        let mut row_ids = Vec::new();
+        for r in 0..rows {
+            let order = format!("{}", 1000 + r);
+            let t1 = t.text(&order);
+            let c1 = t.add("cell", &order, false, vec![t1]);
+            let label = format!("Order {order}");
+            let t2 = t.text(&label);
+            let link = t.add("link", &label, false, vec![t2]);
+            let c2 = t.add("cell", &label, false, vec![link]);
+            row_ids.push(t.add("row", "", false, vec![c1, c2]));
+        }
+        let tbody = t.add("none", "", true, row_ids);
+        let caption_text = t.text("All orders");
+        let caption = t.add("caption", "", false, vec![caption_text]);
+        let table = t.add("table", "All orders", false, vec![caption, tbody]);
+        let generic = t.add("generic", "", false, vec![]);
+        let wrapper = t.add("none", "", true, vec![generic]);
+        let searchbox = t.add("searchbox", "Filter", false, vec![wrapper]);
+        let label = t.add("LabelText", "", false, vec![filter_text, searchbox]);
+        let heading = t.add("heading", "Orders", false, vec![heading_text]);
+        let main = t.add("main", "", false, vec![heading, label, table]);
+        let inner = t.add("none", "", true, vec![main]);
+        let outer = t.add("none", "", true, vec![inner]);
+        t.add("RootWebArea", "Orders", false, vec![outer]);
+        // Chrome lists the root first.
+        let mut nodes = t.0;
+        let root = nodes.pop().unwrap();
+        nodes.insert(0, root);
+        nodes
+    }
+
+    /// What `Accessibility.getChildAXNodes` answers: the node's children, and in place of an
+    /// ignored child also its children (recursively), in document order.
+    fn child_answer(all: &[Value], id: &str) -> Vec<Value> {
+        let by_id: HashMap<&str, &Value> = all.iter().map(|n| (ax_id(n).unwrap(), n)).collect();
+        fn children(by_id: &HashMap<&str, &Value>, id: &str, out: &mut Vec<Value>) {
+            for c in by_id[id]["childIds"].as_array().unwrap() {
+                let child = by_id[c.as_str().unwrap()];
+                out.push(child.clone());
+                if child["ignored"] == true {
+                    children(by_id, c.as_str().unwrap(), out);
+                }
+            }
+        }
+        let mut out = Vec::new();
+        children(&by_id, id, &mut out);
+        out
+    }
+
+    fn page(nodes: Vec<Value>) -> [Document; 1] {
+        [Document {
+            realm: Realm::Page,
+            nodes,
+            owner: None,
+            url: String::new(),
+        }]
+    }
+
+    #[test]
+    fn a_tree_read_in_part_gives_exactly_the_first_lines_of_the_whole() {
+        let all = table_page(30);
+        let (whole, _) = render(&page(all.clone()));
+        assert_eq!(
+            &whole[..8],
+            [
+                "- main",
+                "  - heading \"Orders\"",
+                "  - searchbox \"Filter\" [ref=e1]",
+                "  - table \"All orders\"",
+                "    - row",
+                "      - cell \"1000\"",
+                "      - cell \"Order 1000\"",
+                "        - link \"Order 1000\" [ref=e2]",
+            ]
+        );
+        assert_eq!(whole.len(), 4 + 30 * 4, "{whole:#?}");
+        for batch in [1, 3, 16] {
+            let mut tree = LazyTree::new(all[0].clone());
+            let mut calls = 0;
+            while !tree.pending.is_empty() {
+                let ids = tree.next_batch(batch);
+                calls += ids.len();
+                tree.add(ids.iter().map(|id| child_answer(&all, id)).collect());
+                for max in [1, 7, 40] {
+                    let (lines, _, stopped) = render_with(&page(tree.nodes.clone()), Some(max));
+                    assert_eq!(lines[..], whole[..lines.len()], "batch {batch}, max {max}");
+                    assert!(lines.len() <= max);
+                    assert!(stopped || lines.len() < max || tree.pending.is_empty());
+                }
+            }
+            // Every node read once; texts' inline boxes never.
+            assert_eq!(tree.calls, calls);
+            let inline = all
+                .iter()
+                .filter(|n| n["role"]["value"] == "InlineTextBox")
+                .count();
+            assert_eq!(tree.nodes.len(), all.len() - inline, "batch {batch}");
+            let (lines, _, stopped) = render_with(&page(tree.nodes.clone()), None);
+            assert_eq!(lines, whole);
+            assert!(!stopped);
+        }
     }
 
     #[test]

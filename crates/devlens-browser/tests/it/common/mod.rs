@@ -211,6 +211,7 @@ fn router() -> Router {
         .route("/form", get(|| async { page("Sign up", FORM) }))
         .route("/submit", get(submit))
         .route("/elements", get(|| async { page("Elements", &elements()) }))
+        .route("/orders", get(|| async { page("Orders", &orders(1000)) }))
         .route("/actions", get(|| async { page("Actions", ACTIONS) }))
         .route("/long", get(|| async {
             page("Long", "<div id=tall style=\"height:3000px;background:linear-gradient(red,blue)\"></div>")
@@ -323,6 +324,44 @@ const ACTIONS: &str = r#"
 <div id="spacer" style="height:2000px"></div>
 <button id="bottom">Bottom</button>
 "#;
+
+/// A big page (7,000 elements): a form, a select, an iframe and a table of `rows` orders.
+fn orders(rows: usize) -> String {
+    let mut body = String::from(
+        "<main><h1>Orders</h1><label>Filter <input type=\"search\" name=\"q\"></label>\
+         <label>Status <select name=\"status\">",
+    );
+    for s in [
+        "any",
+        "paid",
+        "shipped",
+        "pending",
+        "refunded",
+        "cancelled",
+        "held",
+        "lost",
+        "returned",
+        "disputed",
+        "archived",
+        "draft",
+    ] {
+        body.push_str(&format!("<option>{s}</option>"));
+    }
+    body.push_str("</select></label><iframe src=\"/inner?label=Help\" width=\"300\" height=\"80\"></iframe>\
+        <table><caption>All orders</caption><thead><tr><th>Order</th><th>Customer</th><th>Status</th>\
+        <th>Total</th><th>Details</th></tr></thead><tbody>");
+    for i in 0..rows {
+        let id = 100_001 + i;
+        body.push_str(&format!(
+            "<tr><td>{id}</td><td>Customer {}</td><td>paid</td><td>{}.99</td>\
+             <td><a href=\"/orders/{id}\">Order {id}</a></td></tr>",
+            i % 7,
+            i % 100
+        ));
+    }
+    body.push_str("</tbody></table></main>");
+    body
+}
 
 fn elements() -> String {
     let mut items = String::new();
