@@ -116,12 +116,9 @@ impl Int8Rows {
     pub fn scan(&self, query: &Int8Query, mut visit: impl FnMut(usize, Approximate)) {
         let half_query_scale = query.scale / 2.0;
         let half_query_l1 = query.exact_l1 / 2.0;
-        // The integer dot products in one pass compiled for the widest vector unit the CPU has
-        // (pulp picks it at run time; the x86-64 baseline the build targets has only SSE2): on
-        // AVX2, 100,000 rows of 384 codes took a quarter of the time.
-        let sums = pulp::Arch::new().dispatch(|| dot_rows(&self.codes, &query.codes, self.dims));
-        for (row, sum) in sums.into_iter().enumerate() {
+        for (row, codes) in self.codes.chunks_exact(self.dims).enumerate() {
             let scale = self.scales[row];
+            let sum = dot_i8(codes, &query.codes);
             visit(
                 row,
                 Approximate {
@@ -134,18 +131,7 @@ impl Int8Rows {
     }
 }
 
-/// Every row's integer dot product with `query`. Inlined into the caller, so it is compiled
-/// with the caller's target features.
-#[inline(always)]
-fn dot_rows(codes: &[i8], query: &[i8], dims: usize) -> Vec<i32> {
-    codes
-        .chunks_exact(dims)
-        .map(|row| dot_i8(row, query))
-        .collect()
-}
-
 /// Integer dot product; written so the compiler widens to 16 bits and multiplies in SIMD lanes.
-#[inline(always)]
 fn dot_i8(a: &[i8], b: &[i8]) -> i32 {
     let mut lanes = [0i32; 16];
     let chunks_a = a.chunks_exact(16);

@@ -71,19 +71,16 @@ impl VectorIndex {
         if query.len() != self.dims || limit == 0 {
             return Vec::new();
         }
-        // Compiled for the widest vector unit the CPU has, picked at run time (as the 8-bit
-        // scan in quantized.rs): the build targets the x86-64 baseline.
-        let mut hits: Vec<VectorHit> = pulp::Arch::new().dispatch(|| {
-            self.data
-                .chunks_exact(self.dims)
-                .enumerate()
-                .filter(|(doc, _)| keep(*doc as u64))
-                .map(|(doc, row)| VectorHit {
-                    doc: doc as u64,
-                    score: dot(row, query),
-                })
-                .collect()
-        });
+        let mut hits: Vec<VectorHit> = self
+            .data
+            .chunks_exact(self.dims)
+            .enumerate()
+            .filter(|(doc, _)| keep(*doc as u64))
+            .map(|(doc, row)| VectorHit {
+                doc: doc as u64,
+                score: dot(row, query),
+            })
+            .collect();
         let by_score = |a: &VectorHit, b: &VectorHit| b.score.total_cmp(&a.score);
         if hits.len() > limit {
             hits.select_nth_unstable_by(limit - 1, by_score);
@@ -94,9 +91,7 @@ impl VectorIndex {
     }
 }
 
-/// Dot product in chunks of eight, which the compiler turns into SIMD lanes (inlined, so a
-/// caller's target features apply).
-#[inline(always)]
+/// Dot product in chunks of eight, which the compiler turns into SIMD lanes.
 pub fn dot(a: &[f32], b: &[f32]) -> f32 {
     let mut lanes = [0.0f32; 8];
     let chunks_a = a.chunks_exact(8);
