@@ -513,13 +513,9 @@ impl Tab {
         read
     }
 
-    async fn lazy_lines_enabled(
-        &self,
-        options: &SnapshotOptions,
-        root: Option<&NodeKey>,
-        want: usize,
-    ) -> Result<Option<(Vec<String>, bool)>> {
-        let first = match root {
+    /// The node a lazy read starts from: the page's root, or the accessibility node of `root`.
+    async fn lazy_root(&self, root: Option<&NodeKey>) -> Result<Option<Value>> {
+        Ok(match root {
             Some((_, backend)) => {
                 let v = self
                     .call(Raw::new(
@@ -534,14 +530,23 @@ impl Tab {
                     .or(nodes.first())
                     .cloned()
             }
-            None => {
-                let v = self
-                    .call(Raw::new("Accessibility.getRootAXNode", json!({})))
-                    .await?;
-                v.get("node").cloned()
-            }
-        };
-        let Some(first) = first else {
+            None => self
+                .call(Raw::new("Accessibility.getRootAXNode", json!({})))
+                .await?
+                .get("node")
+                .cloned(),
+        })
+    }
+
+    async fn lazy_lines_enabled(
+        &self,
+        options: &SnapshotOptions,
+        root: Option<&NodeKey>,
+        want: usize,
+    ) -> Result<Option<(Vec<String>, bool)>> {
+        // The frames' trees (whole: they are small) while the page's root is read.
+        let (first, frames) = futures::join!(self.lazy_root(root), self.frame_documents());
+        let Some(first) = first? else {
             return Ok(None);
         };
         let mut tree = LazyTree::new(first);
@@ -551,12 +556,14 @@ impl Tab {
             owner: None,
             url: String::new(),
         }];
-        docs.extend(self.frame_documents().await);
-        // Lines come from about as many nodes again (cells, their text); read ahead generously
-        // so one round of rendering is usually enough.
-        let mut target = want.saturating_add(1).saturating_mul(3);
+        docs.extend(frames);
+        // About one line per call (a row, each of its cells, a link in one): read that many,
+        // render, and read as many more as lines are still missing. Counting nodes instead
+        // would count a table's thousands of rows, all known after one call, none read.
+        let mut budget = want.saturating_add(1);
         loop {
-            while tree.nodes.len() < target && !tree.pending.is_empty() {
+            let read_to = tree.calls.saturating_add(budget);
+            while tree.calls < read_to && !tree.pending.is_empty() {
                 if tree.calls > LAZY_MAX_CALLS {
                     return Ok(None);
                 }
@@ -582,7 +589,7 @@ impl Tab {
                 return Ok(Some((lines, complete)));
             }
             tree.nodes = std::mem::take(&mut docs[0].nodes);
-            target = target.saturating_mul(2);
+            budget = (want + 1 - lines.len()).max(LAZY_PARALLEL);
         }
     }
 
