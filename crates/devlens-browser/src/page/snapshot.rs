@@ -426,9 +426,12 @@ impl Tab {
         want: usize,
     ) -> Result<(Vec<String>, bool)> {
         let in_page = root.is_none_or(|(realm, _)| *realm == Realm::Page);
-        // Sparse modes and far pages would read most of the tree one call at a time.
+        // Sparse modes and far pages would read most of the tree one call at a time. A page
+        // paused in the debugger is not asked to run the counting script: it reads whole, as
+        // before.
         if !options.interactive_only
             && in_page
+            && !self.is_paused()
             && let Some(elements) = self.element_count().await
             && elements >= LAZY_MIN_ELEMENTS
             && want.saturating_mul(8) <= elements
