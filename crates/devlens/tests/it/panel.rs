@@ -100,8 +100,17 @@ async fn the_api_page_adds_indexes_and_searches() {
         json!({"text": "Indexed 5 endpoints in", "timeoutMs": 60000}),
     )
     .await;
-    let item = step("evaluate", json!({"expression": "document.querySelector('details[data-project=pets] .badge').textContent"})).await;
-    assert!(item.text.contains("Indexed"), "{}", item.text);
+    // The message comes first; the badge follows once the panel has read the index's status
+    // again (one more request, which a loaded machine can delay).
+    let mut badge = String::new();
+    for _ in 0..120 {
+        badge = step("evaluate", json!({"expression": "document.querySelector('details[data-project=pets] .badge').textContent"})).await.text;
+        if badge.contains("Indexed") {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(250)).await;
+    }
+    assert!(badge.contains("Indexed"), "{badge}");
     let facts = step("snapshot", json!({})).await.text;
     assert!(
         facts.contains("Vectors") && facts.contains("all-MiniLM-L6-v2"),
