@@ -415,7 +415,7 @@ impl Tab {
         })
     }
 
-    /// The snapshot's lines, and whether they are all of them. A big page (more than
+    /// The snapshot's lines, and whether they are all of them. A big page (at least
     /// [`LAZY_MIN_ELEMENTS`] elements) is read node by node in document order only as far as
     /// the `want` lines asked for: Chrome's whole tree of a 3,000-row table is 51,000 nodes and
     /// 20 MB of JSON, seconds to build, send and parse, for a first page of 200 lines.
@@ -443,19 +443,18 @@ impl Tab {
             }
         }
         let docs = self.documents().await?;
-        let (lines, _) = self.render(&docs, options, root, None);
-        Ok((lines, true))
+        Ok((self.render(&docs, options, root, None), true))
     }
 
     /// Renders documents; with `max_lines` (a partial tree read lazily) it stops after that many
-    /// lines or where the tree read so far ends, and says whether it reached the end.
+    /// lines or where the tree read so far ends.
     fn render(
         &self,
         docs: &[Document],
         options: &SnapshotOptions,
         root: Option<&NodeKey>,
         max_lines: Option<usize>,
-    ) -> (Vec<String>, bool) {
+    ) -> Vec<String> {
         let tree = Merged::new(docs);
         let start: Vec<String> = match root {
             Some(node) => tree.by_backend.get(node).cloned().into_iter().collect(),
@@ -477,8 +476,7 @@ impl Tab {
         for id in &start {
             walker.walk(id, 0, "");
         }
-        let stopped = walker.stopped;
-        (lines, !stopped)
+        lines
     }
 
     /// Elements in the page's document (not its iframes'), or `None` when the page won't say.
@@ -587,7 +585,7 @@ impl Tab {
             let complete = tree.pending.is_empty();
             docs[0].nodes = std::mem::take(&mut tree.nodes);
             let max_lines = (!complete).then_some(want.saturating_add(1));
-            let (lines, _) = self.render(&docs, options, root, max_lines);
+            let lines = self.render(&docs, options, root, max_lines);
             if complete || lines.len() > want {
                 return Ok(Some((lines, complete)));
             }
