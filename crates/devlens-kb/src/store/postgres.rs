@@ -50,6 +50,16 @@ pub(crate) const SCHEMA: Schema = Schema {
             description: "keyword entries an import leaves for the first query needing them",
             sql: include_str!("../../migrations/0004_keywords_later.sql"),
         },
+        Migration {
+            version: 5,
+            description: "what vectors were computed from, in a narrow table",
+            sql: include_str!("../../migrations/0005_embedded_marks.sql"),
+        },
+        Migration {
+            version: 6,
+            description: "the vector index by inner product",
+            sql: include_str!("../../migrations/0006_inner_product_index.sql"),
+        },
     ],
 };
 
@@ -621,9 +631,13 @@ async fn replace_vectors(
         .await?;
     let mark = tx
         .prepare_cached(
-            "UPDATE kb_solutions s SET embedded_hash = t.hash, embedded_model = t.model, \
-             embedded_dims = t.dims FROM UNNEST($1::text[], $2::text[], $3::text[], $4::int[]) \
-             AS t(id, hash, model, dims) WHERE s.id = t.id AND s.content_hash = t.hash",
+            "INSERT INTO kb_embedded (solution_seq, hash, model, dims) \
+             SELECT s.seq, t.hash, t.model, t.dims \
+             FROM UNNEST($1::text[], $2::text[], $3::text[], $4::int[]) \
+             AS t(id, hash, model, dims) \
+             JOIN kb_solutions s ON s.id = t.id AND s.content_hash = t.hash \
+             ON CONFLICT (solution_seq) DO UPDATE SET hash = excluded.hash, \
+             model = excluded.model, dims = excluded.dims",
         )
         .await?;
     let by_id: [&(dyn tokio_postgres::types::ToSql + Sync); 2] = [&rows.ids, &rows.hashes];
@@ -689,13 +703,12 @@ impl SolutionStore for PostgresStore {
     }
 
     fn generation(&self) -> Result<i64, KbError> {
+        // Every search starts with it: prepared once per connection, one round trip after.
         self.read(async |c| {
-            c.query_one(
-                "SELECT value FROM devlens_generations WHERE corpus = 'kb'",
-                &[],
-            )
-            .await
-            .map(|r| r.get(0))
+            let statement = c
+                .prepare_cached("SELECT value FROM devlens_generations WHERE corpus = 'kb'")
+                .await?;
+            c.query_one(&statement, &[]).await.map(|r| r.get(0))
         })
     }
 
@@ -749,12 +762,14 @@ impl SolutionStore for PostgresStore {
     fn get_many(&self, ids: &[&str]) -> Result<Vec<Solution>, KbError> {
         let ids: Vec<&str> = ids.to_vec();
         self.read(async |c| {
-            c.query(
-                &format!("SELECT {COLUMNS} FROM kb_solutions WHERE id = ANY($1)"),
-                &[&ids],
-            )
-            .await
-            .map(|rows| rows.iter().map(row_to_solution).collect())
+            let statement = c
+                .prepare_cached(&format!(
+                    "SELECT {COLUMNS} FROM kb_solutions WHERE id = ANY($1)"
+                ))
+                .await?;
+            c.query(&statement, &[&ids])
+                .await
+                .map(|rows| rows.iter().map(row_to_solution).collect())
         })
     }
 
@@ -897,10 +912,10 @@ impl SolutionStore for PostgresStore {
             // Prepared once per connection: a re-embed asks it for every batch.
             let walk = c
                 .prepare_cached(&format!(
-                    "SELECT {COLUMNS} FROM kb_solutions \
+                    "SELECT {COLUMNS} FROM kb_solutions s \
                      WHERE (created_at COLLATE \"C\", id COLLATE \"C\") > ($3, $4) \
-                     AND (embedded_model IS DISTINCT FROM $1 \
-                     OR embedded_hash IS DISTINCT FROM content_hash) \
+                     AND NOT EXISTS (SELECT 1 FROM kb_embedded e WHERE e.solution_seq = s.seq \
+                     AND e.model = $1 AND e.hash = s.content_hash) \
                      ORDER BY created_at COLLATE \"C\", id COLLATE \"C\" LIMIT $2"
                 ))
                 .await?;
@@ -913,8 +928,8 @@ impl SolutionStore for PostgresStore {
     fn prevailing_model(&self) -> Result<Option<String>, KbError> {
         self.read(async |c| {
             c.query_opt(
-                "SELECT embedded_model FROM kb_solutions WHERE embedded_model IS NOT NULL \
-                 GROUP BY embedded_model ORDER BY count(*) DESC LIMIT 1",
+                "SELECT model FROM kb_embedded GROUP BY model ORDER BY count(*) DESC, model \
+                 LIMIT 1",
                 &[],
             )
             .await
@@ -926,8 +941,9 @@ impl SolutionStore for PostgresStore {
         self.read(async |c| {
             let row = c
                 .query_one(
-                    "SELECT count(*), count(*) FILTER (WHERE embedded_model = $1 \
-                     AND embedded_hash = content_hash) FROM kb_solutions",
+                    "SELECT (SELECT count(*) FROM kb_solutions), \
+                     (SELECT count(*) FROM kb_embedded e JOIN kb_solutions s \
+                     ON s.seq = e.solution_seq WHERE e.model = $1 AND e.hash = s.content_hash)",
                     &[&model],
                 )
                 .await?;
@@ -968,8 +984,9 @@ impl SolutionStore for PostgresStore {
             c.query(
                 "SELECT c.start_byte, c.end_byte, c.embedding FROM kb_chunks c \
                  JOIN kb_solutions s ON s.seq = c.solution_seq \
-                 WHERE s.id = $1 AND s.embedded_model = $2 AND s.embedded_dims = $3 \
-                 AND s.embedded_hash = s.content_hash AND c.dims = $3 ORDER BY c.position",
+                 JOIN kb_embedded e ON e.solution_seq = s.seq \
+                 WHERE s.id = $1 AND e.model = $2 AND e.dims = $3 \
+                 AND e.hash = s.content_hash AND c.dims = $3 ORDER BY c.position",
                 &[&id, &model, &dims],
             )
             .await
@@ -984,8 +1001,9 @@ impl SolutionStore for PostgresStore {
                 .query(
                     "SELECT s.id, c.start_byte, c.end_byte, c.embedding FROM kb_chunks c \
                      JOIN kb_solutions s ON s.seq = c.solution_seq \
-                     WHERE s.embedded_model = $1 AND s.embedded_dims = $2 AND c.dims = $2 \
-                     AND s.embedded_hash = s.content_hash ORDER BY c.solution_seq, c.position",
+                     JOIN kb_embedded e ON e.solution_seq = s.seq \
+                     WHERE e.model = $1 AND e.dims = $2 AND c.dims = $2 \
+                     AND e.hash = s.content_hash ORDER BY c.solution_seq, c.position",
                     &[&model, &dims],
                 )
                 .await?;
@@ -1026,8 +1044,11 @@ impl SolutionStore for PostgresStore {
             .unwrap_or_else(|p| p.into_inner())
             .remove(&dims);
         self.read(async |c| {
-            c.batch_execute(&format!("DROP INDEX IF EXISTS kb_chunks_hnsw_{dims}"))
-                .await
+            c.batch_execute(&format!(
+                "DROP INDEX IF EXISTS {}",
+                devlens_search::postgres::hnsw_index_name("kb_chunks", dims)
+            ))
+            .await
         })
     }
 
@@ -1087,34 +1108,43 @@ impl SolutionStore for PostgresStore {
         if query.len() != dims || dims == 0 || limit == 0 {
             return Ok(Vec::new());
         }
-        // The expression must be the index's (kb_chunks_hnsw_<dims>) for the planner to use it;
-        // dims is a number, never text from outside.
+        // The expression and the operator must be the index's (kb_chunks_ip_<dims>: inner
+        // product, the cosine similarity of unit vectors) for the planner to use it; dims is a
+        // number, never text from outside.
         // More than the session's ef_search would not come back from the index anyway.
         let candidates =
             (limit * CANDIDATES_PER_RESULT).min(devlens_search::postgres::HNSW_EF_SEARCH) as i64;
-        // Materialised steps and a lookup by key per candidate (`OFFSET 0` keeps the planner
-        // from flattening it): misjudging the filters on kb_solutions, it would otherwise scan
-        // the whole table once per candidate.
+        // The candidates' best chunks, best first, then a lookup by key per candidate until
+        // `limit` current ones are found: ordered in a subquery (whose order the outer query
+        // keeps), the nested loop stops at the limit instead of looking up every candidate.
+        // `OFFSET 0` keeps the planner from flattening the steps: misjudging the filters on
+        // kb_solutions, it would otherwise scan the whole table once per candidate. Prepared
+        // once per connection: parsing and planning it cost more than a millisecond a search.
         let sql = format!(
             "WITH nearest AS MATERIALIZED ( \
                 SELECT solution_seq, start_byte, end_byte, \
-                    (1 - (embedding::vector({dims}) <=> $1))::real AS similarity \
+                    (-(embedding::vector({dims}) <#> $1))::real AS similarity \
                 FROM kb_chunks WHERE dims = {dims} \
-                ORDER BY embedding::vector({dims}) <=> $1 LIMIT $2 \
-             ), best AS MATERIALIZED ( \
-                SELECT DISTINCT ON (solution_seq) solution_seq, start_byte, end_byte, similarity \
-                FROM nearest ORDER BY solution_seq, similarity DESC \
+                ORDER BY embedding::vector({dims}) <#> $1 LIMIT $2 \
              ) \
-             SELECT s.id, b.start_byte, b.end_byte, b.similarity FROM best b \
-             CROSS JOIN LATERAL (SELECT id, seq FROM kb_solutions \
-                WHERE seq = b.solution_seq AND embedded_model = $3 \
-                AND embedded_dims = {dims} AND embedded_hash = content_hash OFFSET 0) s \
-             ORDER BY b.similarity DESC, s.seq LIMIT $4"
+             SELECT s.id, b.start_byte, b.end_byte, b.similarity FROM ( \
+                SELECT * FROM ( \
+                    SELECT DISTINCT ON (solution_seq) solution_seq, start_byte, end_byte, \
+                        similarity \
+                    FROM nearest ORDER BY solution_seq, similarity DESC \
+                ) best ORDER BY similarity DESC, solution_seq OFFSET 0 \
+             ) b \
+             CROSS JOIN LATERAL (SELECT s.id FROM kb_solutions s \
+                JOIN kb_embedded e ON e.solution_seq = s.seq \
+                WHERE s.seq = b.solution_seq AND e.model = $3 \
+                AND e.dims = {dims} AND e.hash = s.content_hash OFFSET 0) s \
+             ORDER BY b.similarity DESC, b.solution_seq LIMIT $4"
         );
         let query = Vector::from(query.to_vec());
         let limit = limit as i64;
         self.read(async |c| {
-            c.query(&sql, &[&query, &candidates, &model, &limit])
+            let statement = c.prepare_cached(&sql).await?;
+            c.query(&statement, &[&query, &candidates, &model, &limit])
                 .await
                 .map(|rows| {
                     rows.iter()

@@ -39,6 +39,15 @@ fn mode(mode: SearchMode) -> SearchOptions {
     }
 }
 
+/// A semantic answer as two stores must agree on it: the solutions in order, with their
+/// similarity to four decimals.
+fn semantic_answer(r: &devlens_kb::SearchResults) -> Vec<(String, Option<i64>)> {
+    r.results
+        .iter()
+        .map(|x| (x.id.clone(), x.similarity.map(|s| (s * 1e4).round() as i64)))
+        .collect()
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_golden_base_answers_on_postgres_as_it_does_embedded() {
     let Some(pg) = postgres::TestPostgres::start() else {
@@ -79,13 +88,7 @@ async fn the_golden_base_answers_on_postgres_as_it_does_embedded() {
             .search(query, &mode(SearchMode::Semantic))
             .await
             .unwrap();
-        let ids = |r: &devlens_kb::SearchResults| {
-            r.results
-                .iter()
-                .map(|x| (x.id.clone(), x.similarity.map(|s| (s * 1e4).round() as i64)))
-                .collect::<Vec<_>>()
-        };
-        assert_eq!(ids(&a), ids(&b), "{query}");
+        assert_eq!(semantic_answer(&a), semantic_answer(&b), "{query}");
         // Keywords rank in memory the same way over both stores: the same answers, scores
         // included (BM25 as FTS5 computes it, not PostgreSQL's ts_rank).
         let a = embedded
@@ -355,7 +358,7 @@ async fn a_large_import_is_embedded_in_bulk_and_indexed_once() {
     assert_eq!(
         pg.sql(
             name,
-            "SELECT count(*) FROM pg_indexes WHERE indexname = 'kb_chunks_hnsw_32'"
+            "SELECT count(*) FROM pg_indexes WHERE indexname = 'kb_chunks_ip_32'"
         ),
         "1",
         "the vector index is built again after the bulk write"
@@ -391,6 +394,81 @@ async fn a_large_import_is_embedded_in_bulk_and_indexed_once() {
     let again = server.import_json(&export, "bulk.json").unwrap();
     assert_eq!(again.counts.unchanged, 1200);
     assert_eq!(server.reembed(&|_, _| {}).await.unwrap().embedded, 0);
+}
+
+/// A database of kb migration 4 — the vector marks in kb_solutions' own columns, the vector index
+/// by cosine distance — keeps its vectors current through the upgrade (the marks move to
+/// kb_embedded, the index is built again by inner product): the same semantic answers, every
+/// solution still embedded, nothing to re-embed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn vectors_stay_current_when_their_marks_move_to_a_table_of_their_own() {
+    let Some(pg) = postgres::TestPostgres::start() else {
+        return;
+    };
+    let database = pg.database();
+    let name = database.rsplit('/').next().unwrap().to_string();
+    let before = kb_on(&database, Ok(Arc::new(WordHash)));
+    for (title, text) in [
+        (
+            "CORS preflight fails",
+            "The OPTIONS request needs Access-Control-Allow-Headers.",
+        ),
+        (
+            "Grid item overflows",
+            "Give the track minmax(0, 1fr) so long words wrap.",
+        ),
+        (
+            "Jest timers hang",
+            "Advance fake timers with runAllTimersAsync before awaiting.",
+        ),
+    ] {
+        before.add(new(title, text, &[])).await.unwrap();
+    }
+    let asked = before
+        .search("preflight headers", &mode(SearchMode::Semantic))
+        .await
+        .unwrap();
+    assert!(!asked.results.is_empty());
+    drop(before);
+    // Back to the layout of kb migration 4, as a database written by an earlier release.
+    pg.sql(
+        &name,
+        "ALTER TABLE kb_solutions ADD COLUMN embedded_hash TEXT, ADD COLUMN embedded_model TEXT, \
+         ADD COLUMN embedded_dims INTEGER; \
+         UPDATE kb_solutions s SET embedded_hash = e.hash, embedded_model = e.model, \
+         embedded_dims = e.dims FROM kb_embedded e WHERE e.solution_seq = s.seq; \
+         DROP TABLE kb_embedded; \
+         DROP INDEX kb_chunks_ip_32; \
+         CREATE INDEX kb_chunks_hnsw_32 ON kb_chunks USING hnsw \
+         ((embedding::vector(32)) vector_cosine_ops) WHERE dims = 32; \
+         DELETE FROM devlens_migrations WHERE owner = 'kb' AND version IN (5, 6)",
+    );
+
+    let after = kb_on(&database, Ok(Arc::new(WordHash)));
+    let status = after.status().await.unwrap();
+    assert_eq!((status.solutions, status.embedded), (3, 3));
+    let again = after
+        .search("preflight headers", &mode(SearchMode::Semantic))
+        .await
+        .unwrap();
+    assert_eq!(semantic_answer(&again), semantic_answer(&asked));
+    assert_eq!(after.reembed(&|_, _| {}).await.unwrap().embedded, 0);
+    assert_eq!(
+        pg.sql(
+            &name,
+            "SELECT count(*) FROM information_schema.columns \
+             WHERE table_name = 'kb_solutions' AND column_name LIKE 'embedded%'"
+        ),
+        "0"
+    );
+    assert_eq!(
+        pg.sql(
+            &name,
+            "SELECT string_agg(indexname, ' ') FROM pg_indexes \
+             WHERE tablename = 'kb_chunks' AND indexdef LIKE '%hnsw%'"
+        ),
+        "kb_chunks_ip_32"
+    );
 }
 
 /// An import leaves the keyword entries (tsvectors) out; the first keyword query that needs the
