@@ -405,10 +405,21 @@ struct SemanticRanking {
     threshold: f32,
 }
 
+/// The question's semantic side before ranking: its vector and where it is ranked.
+struct SemanticQuery {
+    /// The in-memory copy of every vector; `None` where the store searches vectors itself.
+    cache: Option<Arc<VectorCache>>,
+    vector: Vec<f32>,
+    model: String,
+    threshold: f32,
+    /// How many solutions to rank.
+    depth: usize,
+}
+
 /// What the semantic side of a search can offer.
 enum SemanticSide {
-    /// The ranking, and a caveat for the answer (solutions without embeddings).
-    Ready(SemanticRanking, Option<String>),
+    /// The question, ready to rank, and a caveat for the answer (solutions without embeddings).
+    Ready(SemanticQuery, Option<String>),
     /// Why there is none.
     Missing(String),
     /// Nothing is saved at all.
@@ -493,9 +504,9 @@ impl KnowledgeBase {
         self.settings().show_similarity_scores.unwrap_or(true)
     }
 
-    /// The semantic side of a search: the question's ranking over the chunk vectors, or why
-    /// there is none (in words that say what to do). A failure that is not about embeddings
-    /// being unavailable is an error.
+    /// The semantic side of a search: the question's vector and the vectors to rank it over,
+    /// or why there is none (in words that say what to do). A failure that is not about
+    /// embeddings being unavailable is an error.
     async fn semantic_side(
         &self,
         query: &str,
@@ -554,29 +565,39 @@ impl KnowledgeBase {
                 total
             )
         });
-        // Enough for the results, for hybrid fusion and for the eval's threshold sweep.
-        let depth = top_k.max(FUSION_DEPTH);
-        let (cache, matches) = match cache {
-            Some(cache) => {
-                let matches = cache.rank(&vector, depth);
-                (cache, matches)
-            }
-            None => {
-                let near = blocking(|| {
-                    self.store
-                        .nearest(embedder.model(), embedder.dims(), &vector, depth)
-                })?;
-                VectorCache::of_matches(near)
-            }
-        };
         Ok(SemanticSide::Ready(
-            SemanticRanking {
+            SemanticQuery {
                 cache,
-                matches,
+                vector,
+                model: embedder.model().to_string(),
                 threshold,
+                // Enough for the results, for hybrid fusion and for the eval's threshold sweep.
+                depth: top_k.max(FUSION_DEPTH),
             },
             caveat,
         ))
+    }
+
+    /// Ranks the question over the chunk vectors: the in-memory copy, or the store's own
+    /// vector search.
+    fn rank_vectors(&self, query: SemanticQuery) -> Result<SemanticRanking, KbError> {
+        let (cache, matches) = match query.cache {
+            Some(cache) => {
+                let matches = cache.rank(&query.vector, query.depth);
+                (cache, matches)
+            }
+            None => VectorCache::of_matches(self.store.nearest(
+                &query.model,
+                query.vector.len(),
+                &query.vector,
+                query.depth,
+            )?),
+        };
+        Ok(SemanticRanking {
+            cache,
+            matches,
+            threshold: query.threshold,
+        })
     }
 
     /// Finds saved solutions for `query`.
@@ -624,22 +645,41 @@ impl KnowledgeBase {
             plan.note(note);
         }
         let ran = plan.mode;
-        let keyword = if ran == SearchMode::Semantic {
-            Vec::new()
-        } else {
-            let depth = if ran == SearchMode::Keyword {
-                top_k
-            } else {
-                FUSION_DEPTH
-            };
-            blocking(|| {
-                self.keywords
-                    .search_at(self.store.as_ref(), generation, &terms, depth)
-            })?
+        let keyword_depth = match ran {
+            SearchMode::Semantic => None,
+            SearchMode::Keyword => Some(top_k),
+            SearchMode::Hybrid => Some(FUSION_DEPTH),
         };
+        // Both rankings at once when there are both: the keyword copy ranks on a second thread
+        // while the vectors are ranked here (on PostgreSQL, while this thread waits for the
+        // database).
+        let terms_asked = terms.as_slice();
+        let keyword_side = || match keyword_depth {
+            Some(depth) => {
+                self.keywords
+                    .search_at(self.store.as_ref(), generation, terms_asked, depth)
+            }
+            None => Ok(Vec::new()),
+        };
+        let (semantic, keyword) = blocking(|| match plan.semantic.take() {
+            None => (Ok(None), keyword_side()),
+            Some(query) if keyword_depth.is_none() => {
+                (self.rank_vectors(query).map(Some), Ok(Vec::new()))
+            }
+            Some(query) => std::thread::scope(|scope| {
+                let keyword = scope.spawn(keyword_side);
+                let semantic = self.rank_vectors(query).map(Some);
+                let keyword = keyword
+                    .join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+                (semantic, keyword)
+            }),
+        });
+        let semantic = semantic?;
+        let keyword = keyword?;
 
         let mut threshold_used = None;
-        let ranked = match &plan.semantic {
+        let ranked = match &semantic {
             None => {
                 if keyword.is_empty() {
                     let total = blocking(|| self.store.counts(None))?.solutions;

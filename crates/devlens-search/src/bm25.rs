@@ -46,10 +46,19 @@ pub struct Bm25Index {
     terms: HashMap<Box<str>, u32>,
     postings: Vec<Vec<Posting>>,
     docs: Vec<Doc>,
+    /// Per slot, the document's token count, or [`REMOVED`]: what scoring reads for every
+    /// posting, kept apart from `docs` so a query's random reads stay in a few hundred KB.
+    lengths: Vec<u32>,
     slot_of: HashMap<Box<str>, Slot>,
     live_tokens: u64,
     dead: usize,
+    /// A score per slot, all zero between queries: reused, as allocating and zeroing one per
+    /// query cost as much as scoring a common word at 100,000 documents.
+    scores: std::sync::Mutex<Vec<f64>>,
 }
+
+/// The length of a removed document in [`Bm25Index::lengths`].
+const REMOVED: u32 = u32::MAX;
 
 const K1: f64 = 1.2;
 const B: f64 = 0.75;
@@ -62,9 +71,11 @@ impl Bm25Index {
             terms: HashMap::new(),
             postings: Vec::new(),
             docs: Vec::new(),
+            lengths: Vec::new(),
             slot_of: HashMap::new(),
             live_tokens: 0,
             dead: 0,
+            scores: std::sync::Mutex::new(Vec::new()),
         }
     }
 
@@ -99,7 +110,7 @@ impl Bm25Index {
         for (column, text) in columns.iter().enumerate() {
             let weight = self.weights.get(column).copied().unwrap_or(1.0) as f32;
             for_each_token(text, |token| {
-                tokens = tokens.saturating_add(1);
+                tokens = tokens.saturating_add(1).min(REMOVED - 1);
                 let next = self.terms.len() as u32;
                 let term = match self.terms.get(token) {
                     Some(&term) => term,
@@ -124,6 +135,7 @@ impl Bm25Index {
             tokens,
             live: true,
         });
+        self.lengths.push(tokens);
         self.slot_of.insert(key.into(), slot);
         self.live_tokens += u64::from(tokens);
     }
@@ -135,6 +147,7 @@ impl Bm25Index {
         };
         let doc = &mut self.docs[slot as usize];
         doc.live = false;
+        self.lengths[slot as usize] = REMOVED;
         self.live_tokens -= u64::from(doc.tokens);
         self.dead += 1;
         // Postings of removed documents are skipped while scoring; drop them once they are
@@ -163,6 +176,7 @@ impl Bm25Index {
         for slot in self.slot_of.values_mut() {
             *slot = new_slot[*slot as usize];
         }
+        self.lengths = docs.iter().map(|d| d.tokens).collect();
         self.docs = docs;
         self.dead = 0;
     }
@@ -192,7 +206,14 @@ impl Bm25Index {
             return Ok(Vec::new());
         }
         let avgdl = self.live_tokens as f64 / rows as f64;
-        let mut score = vec![0f64; self.docs.len()];
+        // The shared scores, or fresh ones while another query holds them.
+        let mut shared = self.scores.try_lock().ok();
+        let mut own = Vec::new();
+        let score = match shared.as_deref_mut() {
+            Some(scores) => scores,
+            None => &mut own,
+        };
+        score.resize(self.docs.len(), 0.0);
         let mut matched: Vec<Slot> = Vec::new();
         for term in phrases.into_iter().flatten() {
             let postings = &self.postings[term as usize];
@@ -202,7 +223,7 @@ impl Bm25Index {
             } else {
                 postings
                     .iter()
-                    .filter(|p| self.docs[p.doc as usize].live)
+                    .filter(|p| self.lengths[p.doc as usize] != REMOVED)
                     .count()
             };
             if hits == 0 {
@@ -211,36 +232,42 @@ impl Bm25Index {
             let idf = ((rows as f64 - hits as f64 + 0.5) / (hits as f64 + 0.5)).ln();
             let idf = if idf <= 0.0 { 1e-6 } else { idf };
             for p in postings {
-                let doc = &self.docs[p.doc as usize];
-                if !doc.live {
+                let slot = p.doc as usize;
+                let tokens = self.lengths[slot];
+                if tokens == REMOVED {
                     continue;
                 }
                 let freq = f64::from(p.weighted);
-                let slot = p.doc as usize;
                 if score[slot] == 0.0 {
                     matched.push(p.doc);
                 }
                 score[slot] += idf
-                    * (freq * (K1 + 1.0)
-                        / (freq + K1 * (1.0 - B + B * f64::from(doc.tokens) / avgdl)));
+                    * (freq * (K1 + 1.0) / (freq + K1 * (1.0 - B + B * f64::from(tokens) / avgdl)));
             }
         }
         // Equal scores in the order of their keys: the same answer whatever order the
         // documents were indexed in (two stores list them differently).
-        let by_score = |a: &Slot, b: &Slot| {
-            score[*b as usize]
-                .total_cmp(&score[*a as usize])
-                .then_with(|| self.docs[*a as usize].key.cmp(&self.docs[*b as usize].key))
+        let best = {
+            let score = &*score;
+            let by_score = |a: &Slot, b: &Slot| {
+                score[*b as usize]
+                    .total_cmp(&score[*a as usize])
+                    .then_with(|| self.docs[*a as usize].key.cmp(&self.docs[*b as usize].key))
+            };
+            if matched.len() > limit {
+                matched.select_nth_unstable_by(limit - 1, by_score);
+            }
+            let mut best = matched[..matched.len().min(limit)].to_vec();
+            best.sort_unstable_by(by_score);
+            best.into_iter()
+                .map(|slot| (&*self.docs[slot as usize].key, score[slot as usize] as f32))
+                .collect()
         };
-        if matched.len() > limit {
-            matched.select_nth_unstable_by(limit - 1, by_score);
-            matched.truncate(limit);
+        // Every score a query set (only positive ones: an idf is at least 1e-6) back to zero.
+        for slot in matched {
+            score[slot as usize] = 0.0;
         }
-        matched.sort_unstable_by(by_score);
-        Ok(matched
-            .into_iter()
-            .map(|slot| (&*self.docs[slot as usize].key, score[slot as usize] as f32))
-            .collect())
+        Ok(best)
     }
 }
 
