@@ -69,8 +69,10 @@ impl KnowledgeBase {
         })
     }
 
-    /// [`KnowledgeBase::reembed`]'s walk: every solution lacking current vectors, a batch at a
-    /// time, each committed.
+    /// [`KnowledgeBase::reembed`]'s walk: every solution lacking current vectors, embedded a
+    /// batch at a time and stored [`REEMBED_WRITE`] solutions per transaction. A write runs on
+    /// a thread of its own while the next solutions are read and embedded: a database server
+    /// stores one part while devlens embeds the next.
     async fn reembed_walk(
         &self,
         embedder: &std::sync::Arc<dyn devlens_embed::Embedder>,
@@ -79,6 +81,31 @@ impl KnowledgeBase {
         done: &mut usize,
         chunks: &mut usize,
         progress: &(dyn Fn(usize, usize) + Sync),
+    ) -> Result<(), KbError> {
+        let mut writes = VectorWrites {
+            store: self.store.clone(),
+            embedded: Vec::new(),
+            writing: None,
+            done,
+            total,
+            progress,
+        };
+        let walked = self
+            .reembed_batches(embedder, model, chunks, &mut writes)
+            .await;
+        // What was embedded is kept however the walk ends, and nothing is left writing: the
+        // caller rebuilds the vector index next.
+        let written = writes.flush();
+        walked?;
+        written
+    }
+
+    async fn reembed_batches(
+        &self,
+        embedder: &std::sync::Arc<dyn devlens_embed::Embedder>,
+        model: &str,
+        chunks: &mut usize,
+        writes: &mut VectorWrites<'_>,
     ) -> Result<(), KbError> {
         // One walk through the solutions from a cursor, then one more from the start for those
         // edited behind it meanwhile.
@@ -93,6 +120,8 @@ impl KnowledgeBase {
                 if second_walk || after.is_none() {
                     break;
                 }
+                // The walk from the start must not find solutions still being written.
+                writes.flush()?;
                 second_walk = true;
                 after = None;
                 continue;
@@ -101,13 +130,14 @@ impl KnowledgeBase {
             let refs: Vec<&Solution> = batch.iter().collect();
             let vectors = self.embed(embedder, &refs).await?;
             *chunks += vectors.iter().map(|v| v.chunks.len()).sum::<usize>();
-            let pairs: Vec<(String, ChunkVectors)> =
-                batch.iter().map(|s| s.id.clone()).zip(vectors).collect();
-            // Solutions that changed while they were embedded are left for the next run (or
-            // the walk from the start).
-            let stored = blocking(|| self.store.set_vectors(&pairs))?;
-            *done += stored;
-            progress((*done).min(total), total);
+            // Solutions that change while they are embedded are left for the next run (or the
+            // walk from the start).
+            writes
+                .embedded
+                .extend(batch.iter().map(|s| s.id.clone()).zip(vectors));
+            if writes.embedded.len() >= REEMBED_WRITE {
+                writes.start()?;
+            }
         }
         Ok(())
     }
@@ -134,5 +164,51 @@ impl KnowledgeBase {
             top_k: self.top_k(None)?,
             llm_model: llm.map(|c| c.model().to_string()),
         })
+    }
+}
+
+/// Solutions embedded per transaction of a re-embed: a transaction per embedding batch
+/// ([`REEMBED_BATCH`]) cost PostgreSQL more in statements and commits than the rows themselves.
+const REEMBED_WRITE: usize = 8 * REEMBED_BATCH;
+
+/// A re-embed's vectors on their way to the store: those embedded and not yet written, and the
+/// write in flight (one at a time, on a thread of its own).
+struct VectorWrites<'a> {
+    store: std::sync::Arc<dyn SolutionStore>,
+    embedded: Vec<(String, ChunkVectors)>,
+    writing: Option<std::thread::JoinHandle<Result<usize, KbError>>>,
+    done: &'a mut usize,
+    total: usize,
+    progress: &'a (dyn Fn(usize, usize) + Sync),
+}
+
+impl VectorWrites<'_> {
+    /// Waits for the write in flight and writes what is embedded on a thread of its own.
+    fn start(&mut self) -> Result<(), KbError> {
+        self.finish()?;
+        let store = self.store.clone();
+        let part = std::mem::take(&mut self.embedded);
+        self.writing = Some(std::thread::spawn(move || store.set_vectors(&part)));
+        Ok(())
+    }
+
+    /// Waits for the write in flight, if any, and counts what it stored.
+    fn finish(&mut self) -> Result<(), KbError> {
+        let Some(thread) = self.writing.take() else {
+            return Ok(());
+        };
+        let stored =
+            blocking(|| thread.join()).unwrap_or_else(|panic| std::panic::resume_unwind(panic))?;
+        *self.done += stored;
+        (self.progress)((*self.done).min(self.total), self.total);
+        Ok(())
+    }
+
+    /// Writes everything embedded and waits until it is stored.
+    fn flush(&mut self) -> Result<(), KbError> {
+        if !self.embedded.is_empty() {
+            self.start()?;
+        }
+        self.finish()
     }
 }
