@@ -121,6 +121,17 @@ free_port() {
     python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
 }
 
+# ---- the package tools ---------------------------------------------------------------------
+# The tools scripts/test-package holds the packages against (pinned, from PyPI).
+PACKAGE_TOOLS=(uv==0.13.8 auditwheel==6.8.2 wheel==0.48.0)
+
+# ensure_package_tools — the venv of PACKAGE_TOOLS in the test data. scripts/fetch-testdata
+# installs it beside the build, so the package check that closes scripts/test does not wait for
+# PyPI.
+ensure_package_tools() {
+    ensure_pip_venv "$DEVLENS_TESTDATA/package-tools/venv" "${PACKAGE_TOOLS[@]}"
+}
+
 # ---- ONNX Runtime: the local model's faster engine (loaded by devlens at run time) ------------
 ONNX_PACKAGES=(onnxruntime==1.32.0 onnx==1.23.2 numpy==2.4.6)
 
