@@ -68,8 +68,8 @@ pub const DEFAULT_TOP_K: usize = 5;
 pub const MAX_TOP_K: usize = 50;
 /// Characters of text shown under each search result.
 pub const EXCERPT_CHARS: usize = 240;
-/// Solutions embedded per transaction by `reembed`: the unit of progress that survives an
-/// interruption.
+/// Solutions embedded at a time by `reembed`, which stores eight such batches per transaction
+/// (a sync stores each batch as it is done).
 pub const REEMBED_BATCH: usize = 32;
 
 /// The knowledge base: the store, the embedder, the vectors in memory and the settings.
