@@ -411,6 +411,7 @@ struct SemanticQuery {
     cache: Option<Arc<VectorCache>>,
     vector: Vec<f32>,
     model: String,
+    dims: usize,
     threshold: f32,
     /// How many solutions to rank.
     depth: usize,
@@ -570,6 +571,7 @@ impl KnowledgeBase {
                 cache,
                 vector,
                 model: embedder.model().to_string(),
+                dims: embedder.dims(),
                 threshold,
                 // Enough for the results, for hybrid fusion and for the eval's threshold sweep.
                 depth: top_k.max(FUSION_DEPTH),
@@ -588,7 +590,7 @@ impl KnowledgeBase {
             }
             None => VectorCache::of_matches(self.store.nearest(
                 &query.model,
-                query.vector.len(),
+                query.dims,
                 &query.vector,
                 query.depth,
             )?),
@@ -661,12 +663,9 @@ impl KnowledgeBase {
             }
             None => Ok(Vec::new()),
         };
-        let (semantic, keyword) = blocking(|| match plan.semantic.take() {
-            None => (Ok(None), keyword_side()),
-            Some(query) if keyword_depth.is_none() => {
-                (self.rank_vectors(query).map(Some), Ok(Vec::new()))
-            }
-            Some(query) => std::thread::scope(|scope| {
+        let semantic_query = plan.semantic.take();
+        let (semantic, keyword) = blocking(|| match (semantic_query, keyword_depth) {
+            (Some(query), Some(_)) => std::thread::scope(|scope| {
                 let keyword = scope.spawn(keyword_side);
                 let semantic = self.rank_vectors(query).map(Some);
                 let keyword = keyword
@@ -674,6 +673,10 @@ impl KnowledgeBase {
                     .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
                 (semantic, keyword)
             }),
+            (query, _) => (
+                query.map(|q| self.rank_vectors(q)).transpose(),
+                keyword_side(),
+            ),
         });
         let semantic = semantic?;
         let keyword = keyword?;

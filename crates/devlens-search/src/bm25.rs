@@ -26,9 +26,6 @@ struct Doc {
     key: Box<str>,
     /// What the owner stored it as, to tell when it changed.
     version: u64,
-    /// Tokens over all columns (FTS5's `xColumnSize(-1)`).
-    tokens: u32,
-    live: bool,
 }
 
 /// Why a query cannot be answered here exactly: the caller asks the store's own index.
@@ -46,8 +43,9 @@ pub struct Bm25Index {
     terms: HashMap<Box<str>, u32>,
     postings: Vec<Vec<Posting>>,
     docs: Vec<Doc>,
-    /// Per slot, the document's token count, or [`REMOVED`]: what scoring reads for every
-    /// posting, kept apart from `docs` so a query's random reads stay in a few hundred KB.
+    /// Per slot, the document's tokens over all columns (FTS5's `xColumnSize(-1)`), or
+    /// [`REMOVED`]: what scoring reads for every posting, kept apart from `docs` so a query's
+    /// random reads stay in a few hundred KB.
     lengths: Vec<u32>,
     slot_of: HashMap<Box<str>, Slot>,
     live_tokens: u64,
@@ -132,8 +130,6 @@ impl Bm25Index {
         self.docs.push(Doc {
             key: key.into(),
             version,
-            tokens,
-            live: true,
         });
         self.lengths.push(tokens);
         self.slot_of.insert(key.into(), slot);
@@ -145,10 +141,8 @@ impl Bm25Index {
         let Some(slot) = self.slot_of.remove(key) else {
             return false;
         };
-        let doc = &mut self.docs[slot as usize];
-        doc.live = false;
-        self.lengths[slot as usize] = REMOVED;
-        self.live_tokens -= u64::from(doc.tokens);
+        let tokens = std::mem::replace(&mut self.lengths[slot as usize], REMOVED);
+        self.live_tokens -= u64::from(tokens);
         self.dead += 1;
         // Postings of removed documents are skipped while scoring; drop them once they are
         // as many as the live ones, so memory and query time follow the live documents.
@@ -161,10 +155,13 @@ impl Bm25Index {
     fn compact(&mut self) {
         let mut new_slot = vec![Slot::MAX; self.docs.len()];
         let mut docs = Vec::with_capacity(self.slot_of.len());
-        for (old, doc) in std::mem::take(&mut self.docs).into_iter().enumerate() {
-            if doc.live {
+        let mut lengths = Vec::with_capacity(self.slot_of.len());
+        let old_docs = std::mem::take(&mut self.docs);
+        for (old, (doc, tokens)) in old_docs.into_iter().zip(&self.lengths).enumerate() {
+            if *tokens != REMOVED {
                 new_slot[old] = docs.len() as Slot;
                 docs.push(doc);
+                lengths.push(*tokens);
             }
         }
         for postings in &mut self.postings {
@@ -176,7 +173,7 @@ impl Bm25Index {
         for slot in self.slot_of.values_mut() {
             *slot = new_slot[*slot as usize];
         }
-        self.lengths = docs.iter().map(|d| d.tokens).collect();
+        self.lengths = lengths;
         self.docs = docs;
         self.dead = 0;
     }
