@@ -112,11 +112,13 @@ impl KnowledgeBase {
         let mut after: Option<SolutionCursor> = None;
         let mut second_walk = false;
         loop {
-            let batch = blocking(|| {
+            // Read a transaction's worth at once (one statement instead of eight), embedded
+            // REEMBED_BATCH at a time.
+            let page = blocking(|| {
                 self.store
-                    .needing_vectors(model, after.as_ref(), REEMBED_BATCH)
+                    .needing_vectors(model, after.as_ref(), REEMBED_WRITE)
             })?;
-            let Some(last) = batch.last() else {
+            let Some(last) = page.last() else {
                 if second_walk || after.is_none() {
                     break;
                 }
@@ -127,16 +129,18 @@ impl KnowledgeBase {
                 continue;
             };
             after = Some((last.created_at.clone(), last.id.clone()));
-            let refs: Vec<&Solution> = batch.iter().collect();
-            let vectors = self.embed(embedder, &refs).await?;
-            *chunks += vectors.iter().map(|v| v.chunks.len()).sum::<usize>();
-            // Solutions that change while they are embedded are left for the next run (or the
-            // walk from the start).
-            writes
-                .embedded
-                .extend(batch.iter().map(|s| s.id.clone()).zip(vectors));
-            if writes.embedded.len() >= REEMBED_WRITE {
-                writes.start()?;
+            for batch in page.chunks(REEMBED_BATCH) {
+                let refs: Vec<&Solution> = batch.iter().collect();
+                let vectors = self.embed(embedder, &refs).await?;
+                *chunks += vectors.iter().map(|v| v.chunks.len()).sum::<usize>();
+                // Solutions that change while they are embedded are left for the next run (or
+                // the walk from the start).
+                writes
+                    .embedded
+                    .extend(batch.iter().map(|s| s.id.clone()).zip(vectors));
+                if writes.embedded.len() >= REEMBED_WRITE {
+                    writes.start()?;
+                }
             }
         }
         Ok(())

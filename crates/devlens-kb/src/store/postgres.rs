@@ -60,6 +60,11 @@ pub(crate) const SCHEMA: Schema = Schema {
             description: "the vector index by inner product",
             sql: include_str!("../../migrations/0006_inner_product_index.sql"),
         },
+        Migration {
+            version: 7,
+            description: "vectors deleted with their solution, without foreign keys",
+            sql: include_str!("../../migrations/0007_vectors_deleted_with_their_solution.sql"),
+        },
     ],
 };
 
@@ -534,30 +539,39 @@ const IMPORT_STATEMENT_ROWS: usize = 500;
 /// Keyword entries computed per statement when filling those imports left out.
 const KEYWORD_FILL_ROWS: usize = 500;
 
-/// Deletes `id` (its chunk vectors go with it) when it exists and, with `expected`, its
-/// `updated_at` is still that; records its tombstone at `deleted_at`. Whether it deleted.
+/// Deletes `id` and its chunk vectors when it exists and, with `expected`, its `updated_at` is
+/// still that; records its tombstone at `deleted_at`. Whether it deleted.
 async fn delete_in(
     tx: &Transaction<'_>,
     id: &str,
     expected: Option<&str>,
     deleted_at: &str,
 ) -> Result<bool, tokio_postgres::Error> {
-    let deleted = tx
-        .execute(
-            "DELETE FROM kb_solutions WHERE id = $1 AND ($2::text IS NULL OR updated_at = $2)",
+    let deleted: Option<i64> = tx
+        .query_opt(
+            "DELETE FROM kb_solutions WHERE id = $1 AND ($2::text IS NULL OR updated_at = $2) \
+             RETURNING seq",
             &[&id, &expected],
         )
         .await?
-        > 0;
-    if deleted {
-        tx.execute(
-            "INSERT INTO kb_tombstones (id, deleted_at) VALUES ($1, $2) \
-             ON CONFLICT (id) DO UPDATE SET deleted_at = excluded.deleted_at",
-            &[&id, &deleted_at],
-        )
+        .map(|r| r.get(0));
+    let Some(seq) = deleted else {
+        return Ok(false);
+    };
+    // After the solution's row is locked (deleted here): a re-embed that stored vectors for it
+    // meanwhile has committed them, and these statements' snapshots see them. No foreign key
+    // does it (migration kb 7).
+    tx.execute("DELETE FROM kb_chunks WHERE solution_seq = $1", &[&seq])
         .await?;
-    }
-    Ok(deleted)
+    tx.execute("DELETE FROM kb_embedded WHERE solution_seq = $1", &[&seq])
+        .await?;
+    tx.execute(
+        "INSERT INTO kb_tombstones (id, deleted_at) VALUES ($1, $2) \
+         ON CONFLICT (id) DO UPDATE SET deleted_at = excluded.deleted_at",
+        &[&id, &deleted_at],
+    )
+    .await?;
+    Ok(true)
 }
 
 /// Each solution's chunk vectors as columns, for [`replace_vectors`].

@@ -396,6 +396,22 @@ async fn a_large_import_is_embedded_in_bulk_and_indexed_once() {
     assert_eq!(server.reembed(&|_, _| {}).await.unwrap().embedded, 0);
 }
 
+/// Three short solutions on different subjects, for the tests of the database's layout.
+const THREE_NOTES: [(&str, &str); 3] = [
+    (
+        "CORS preflight fails",
+        "The OPTIONS request needs Access-Control-Allow-Headers.",
+    ),
+    (
+        "Grid item overflows",
+        "Give the track minmax(0, 1fr) so long words wrap.",
+    ),
+    (
+        "Jest timers hang",
+        "Advance fake timers with runAllTimersAsync before awaiting.",
+    ),
+];
+
 /// A database of kb migration 4 — the vector marks in kb_solutions' own columns, the vector index
 /// by cosine distance — keeps its vectors current through the upgrade (the marks move to
 /// kb_embedded, the index is built again by inner product): the same semantic answers, every
@@ -408,20 +424,7 @@ async fn vectors_stay_current_when_their_marks_move_to_a_table_of_their_own() {
     let database = pg.database();
     let name = database.rsplit('/').next().unwrap().to_string();
     let before = kb_on(&database, Ok(Arc::new(WordHash)));
-    for (title, text) in [
-        (
-            "CORS preflight fails",
-            "The OPTIONS request needs Access-Control-Allow-Headers.",
-        ),
-        (
-            "Grid item overflows",
-            "Give the track minmax(0, 1fr) so long words wrap.",
-        ),
-        (
-            "Jest timers hang",
-            "Advance fake timers with runAllTimersAsync before awaiting.",
-        ),
-    ] {
+    for (title, text) in THREE_NOTES {
         before.add(new(title, text, &[])).await.unwrap();
     }
     let asked = before
@@ -441,7 +444,9 @@ async fn vectors_stay_current_when_their_marks_move_to_a_table_of_their_own() {
          DROP INDEX kb_chunks_ip_32; \
          CREATE INDEX kb_chunks_hnsw_32 ON kb_chunks USING hnsw \
          ((embedding::vector(32)) vector_cosine_ops) WHERE dims = 32; \
-         DELETE FROM devlens_migrations WHERE owner = 'kb' AND version IN (5, 6)",
+         ALTER TABLE kb_chunks ADD FOREIGN KEY (solution_seq) REFERENCES kb_solutions (seq) \
+         ON DELETE CASCADE; \
+         DELETE FROM devlens_migrations WHERE owner = 'kb' AND version IN (5, 6, 7)",
     );
 
     let after = kb_on(&database, Ok(Arc::new(WordHash)));
@@ -469,6 +474,64 @@ async fn vectors_stay_current_when_their_marks_move_to_a_table_of_their_own() {
         ),
         "kb_chunks_ip_32"
     );
+    assert_eq!(vector_foreign_keys(&pg, &name), "0");
+}
+
+/// The foreign keys from the vector tables to kb_solutions (migration kb 7 drops them).
+fn vector_foreign_keys(pg: &postgres::TestPostgres, database: &str) -> String {
+    pg.sql(
+        database,
+        "SELECT count(*) FROM pg_constraint WHERE contype = 'f' \
+         AND conrelid IN ('kb_chunks'::regclass, 'kb_embedded'::regclass)",
+    )
+}
+
+/// A deleted solution takes its chunk vectors and what they were computed from with it, with no
+/// foreign key to do it; the others keep theirs and are still found by meaning.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_deleted_solution_takes_its_vectors_with_it() {
+    let Some(pg) = postgres::TestPostgres::start() else {
+        return;
+    };
+    let database = pg.database();
+    let name = database.rsplit('/').next().unwrap().to_string();
+    let kb = kb_on(&database, Ok(Arc::new(WordHash)));
+    let mut ids = Vec::new();
+    for (title, text) in THREE_NOTES {
+        ids.push(kb.add(new(title, text, &[])).await.unwrap().solution.id);
+    }
+    assert_eq!(vector_foreign_keys(&pg, &name), "0");
+    // (rows, rows whose solution is gone)
+    let rows = |table: &str| -> (u64, u64) {
+        let counted = pg.sql(
+            &name,
+            &format!(
+                "SELECT count(*) || ' ' || count(*) FILTER (WHERE NOT EXISTS \
+                 (SELECT 1 FROM kb_solutions s WHERE s.seq = t.solution_seq)) FROM {table} t"
+            ),
+        );
+        let (all, orphaned) = counted.split_once(' ').unwrap();
+        (all.parse().unwrap(), orphaned.parse().unwrap())
+    };
+    let (chunks_before, _) = rows("kb_chunks");
+    assert_eq!(rows("kb_embedded"), (3, 0));
+
+    kb.delete(&ids[1]).unwrap();
+    assert_eq!(rows("kb_embedded"), (2, 0));
+    let (chunks_after, orphaned) = rows("kb_chunks");
+    assert_eq!(orphaned, 0);
+    assert!(
+        chunks_after < chunks_before,
+        "{chunks_before} -> {chunks_after}"
+    );
+    let found = kb
+        .search("preflight headers", &mode(SearchMode::Semantic))
+        .await
+        .unwrap();
+    assert_eq!(found.results[0].id, ids[0]);
+    assert!(found.results.iter().all(|r| r.id != ids[1]));
+    let status = kb.status().await.unwrap();
+    assert_eq!((status.solutions, status.embedded), (2, 2));
 }
 
 /// An import leaves the keyword entries (tsvectors) out; the first keyword query that needs the

@@ -208,7 +208,7 @@ async fn a_database_from_the_single_migration_upgrades_to_each_crates_migrations
             "SELECT owner || ' ' || version || ' ' || (checksum ~ '^[0-9a-f]{16}$') \
              FROM devlens_migrations ORDER BY owner, version"
         ),
-        "api 1 true\ndevlens 1 true\ndocs 1 true\ndocs 2 true\ndocs 3 true\nkb 1 true\nkb 2 true\nkb 3 true\nkb 4 true\nkb 5 true\nkb 6 true"
+        "api 1 true\ndevlens 1 true\ndocs 1 true\ndocs 2 true\ndocs 3 true\nkb 1 true\nkb 2 true\nkb 3 true\nkb 4 true\nkb 5 true\nkb 6 true\nkb 7 true"
     );
     assert_eq!(
         pg.sql(&database, "SELECT title FROM kb_solutions"),
