@@ -28,8 +28,9 @@ impl Drop for BulkVectors<'_> {
 
 impl KnowledgeBase {
     /// Embeds every solution lacking a current embedding (new imports, edits, another model),
-    /// [`REEMBED_BATCH`] at a time, each batch committed: an interrupted run keeps what it did
-    /// and the next run continues from there. `progress(done, total)`.
+    /// [`REEMBED_BATCH`] at a time, eight such batches per committed transaction: an
+    /// interrupted run keeps what it stored and the next run continues from there.
+    /// `progress(done, total)`.
     pub async fn reembed(
         &self,
         progress: &(dyn Fn(usize, usize) + Sync),

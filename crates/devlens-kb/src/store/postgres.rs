@@ -539,8 +539,10 @@ const IMPORT_STATEMENT_ROWS: usize = 500;
 /// Keyword entries computed per statement when filling those imports left out.
 const KEYWORD_FILL_ROWS: usize = 500;
 
-/// Deletes `id` and its chunk vectors when it exists and, with `expected`, its `updated_at` is
-/// still that; records its tombstone at `deleted_at`. Whether it deleted.
+/// Deletes `id`, its chunk vectors and its mark (kb_embedded) when it exists and, with
+/// `expected`, its `updated_at` is still that; records its tombstone at `deleted_at`. Whether it
+/// deleted. Separate statements, not one with data-modifying CTEs: those share one snapshot,
+/// which would miss vectors a re-embed committed while this waited for the solution's row.
 async fn delete_in(
     tx: &Transaction<'_>,
     id: &str,
